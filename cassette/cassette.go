@@ -1,0 +1,177 @@
+package cassette
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/llmproxy/llmproxy/store"
+)
+
+// Keys computes the index keys of an interaction: its match key and its
+// coarse shape. The matcher supplies it; the cassette does not match.
+type Keys func(i *Interaction) (key, shape string, err error)
+
+// Options configure Open.
+type Options struct {
+	ReadOnly    bool
+	LockTimeout time.Duration
+	Version     string // llmproxy version written into new metadata
+}
+
+// Cassette is an open cassette file. Its methods are safe for concurrent use.
+type Cassette struct {
+	st *store.Store
+}
+
+// Open opens (or, unless read-only, creates) the cassette at path. The
+// errors of package store pass through wrapped: store.ErrLocked,
+// store.ErrNotCassette, store.ErrFormatVersion, store.ErrMissing.
+func Open(path string, opts Options) (*Cassette, error) {
+	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version})
+	if err != nil {
+		return nil, err
+	}
+	return &Cassette{st: st}, nil
+}
+
+// Path is the cassette's file.
+func (c *Cassette) Path() string { return c.st.Path() }
+
+// ReadOnly reports whether the cassette was opened read-only.
+func (c *Cassette) ReadOnly() bool { return c.st.ReadOnly() }
+
+// Close closes the file.
+func (c *Cassette) Close() error { return c.st.Close() }
+
+// Meta returns the cassette's metadata.
+func (c *Cassette) Meta() (store.Meta, error) { return c.st.Meta() }
+
+// SetIndexRules records the matching settings of the index.
+func (c *Cassette) SetIndexRules(rules string) error { return c.st.SetIndexRules(rules) }
+
+// Append stores a complete interaction under the given keys, assigning its
+// id. The caller has redacted it.
+func (c *Cassette) Append(i *Interaction, key, shape string) (uint64, error) {
+	if i.Request.Method == "" || i.Response.Status == 0 {
+		return 0, fmt.Errorf("cassette %s: append: %w: method %q, status %d", c.Path(), ErrIncomplete, i.Request.Method, i.Response.Status)
+	}
+	return c.st.Append(key, shape, func(id uint64) ([]byte, error) {
+		i.ID = id
+		return encode(i)
+	})
+}
+
+// Get returns the interaction with the given id.
+func (c *Cassette) Get(id uint64) (*Interaction, error) {
+	v, err := c.st.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	i, err := decode(id, v)
+	if err != nil {
+		return nil, fmt.Errorf("cassette %s: %w", c.Path(), err)
+	}
+	return i, nil
+}
+
+// Lookup returns the ids indexed under a match key, in recorded order.
+func (c *Cassette) Lookup(key string) ([]uint64, error) { return c.st.Lookup(key) }
+
+// Shape returns the ids of the interactions with a coarse shape.
+func (c *Cassette) Shape(shape string) ([]uint64, error) { return c.st.Shape(shape) }
+
+// Len is the number of interactions.
+func (c *Cassette) Len() (int, error) { return c.st.Len() }
+
+// ForEach calls fn with each interaction in recorded order.
+func (c *Cassette) ForEach(fn func(i *Interaction) error) error {
+	return c.st.ForEach(func(id uint64, v []byte) error {
+		i, err := decode(id, v)
+		if err != nil {
+			return fmt.Errorf("cassette %s: %w", c.Path(), err)
+		}
+		return fn(i)
+	})
+}
+
+// All returns every interaction in recorded order.
+func (c *Cassette) All() ([]*Interaction, error) {
+	var all []*Interaction
+	err := c.ForEach(func(i *Interaction) error { all = append(all, i); return nil })
+	return all, err
+}
+
+// Fixture returns the raw fixture stored for a tool call id; the error wraps
+// store.ErrNotFound when there is none.
+func (c *Cassette) Fixture(callID string) (json.RawMessage, error) {
+	v, err := c.st.Fixture(callID)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(v), nil
+}
+
+// Fixtures returns every fixture by call id.
+func (c *Cassette) Fixtures() (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	err := c.st.Fixtures(func(id string, v []byte) error {
+		out[id] = append(json.RawMessage(nil), v...)
+		return nil
+	})
+	return out, err
+}
+
+// Contents is a whole cassette in memory, for rewriting it at once.
+type Contents struct {
+	Meta         store.Meta
+	Interactions []*Interaction
+	Fixtures     map[string]json.RawMessage
+}
+
+// Load reads the whole cassette.
+func (c *Cassette) Load() (*Contents, error) {
+	m, err := c.Meta()
+	if err != nil {
+		return nil, err
+	}
+	all, err := c.All()
+	if err != nil {
+		return nil, err
+	}
+	fx, err := c.Fixtures()
+	if err != nil {
+		return nil, err
+	}
+	return &Contents{Meta: m, Interactions: all, Fixtures: fx}, nil
+}
+
+// Replace rewrites the whole cassette in one transaction, renumbering
+// interactions 1..n in the order given and indexing each with keys.
+func (c *Cassette) Replace(ct *Contents, keys Keys) error {
+	recs := make([]store.Record, 0, len(ct.Interactions))
+	for n, i := range ct.Interactions {
+		i.ID = uint64(n + 1)
+		key, shape, err := keys(i)
+		if err != nil {
+			return fmt.Errorf("cassette %s: interaction %d: %w", c.Path(), i.ID, err)
+		}
+		v, err := encode(i)
+		if err != nil {
+			return fmt.Errorf("cassette %s: interaction %d: %w", c.Path(), i.ID, err)
+		}
+		recs = append(recs, store.Record{ID: i.ID, Key: key, Shape: shape, Value: v})
+	}
+	fx := make(map[string][]byte, len(ct.Fixtures))
+	for id, v := range ct.Fixtures {
+		if id == "" {
+			return fmt.Errorf("cassette %s: fixture with an empty call id: %w", c.Path(), ErrIncomplete)
+		}
+		fx[id] = v
+	}
+	return c.st.Replace(store.Contents{Records: recs, Fixtures: fx, Meta: ct.Meta})
+}
+
+// IsNotFound reports whether err means a missing interaction or fixture.
+func IsNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -1,0 +1,229 @@
+package match
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// Request is what matching looks at.
+type Request struct {
+	Method   string
+	Upstream string // routing name
+	Path     string // upstream-relative
+	Query    string // raw query
+	Header   http.Header
+	Body     []byte
+	// Kind is the API kind (see package wire); "" or "generic" for plain HTTP.
+	Kind string
+}
+
+// Rules configure a Matcher. The zero value compares method, upstream,
+// path, query and body, and no header.
+type Rules struct {
+	// Ignore lists body paths left out of the comparison for every API kind.
+	Ignore []string `json:"ignore,omitempty"`
+	// IgnoreByKind lists body paths left out for one API kind.
+	IgnoreByKind map[string][]string `json:"ignore_by_kind,omitempty"`
+	// IgnoreQuery lists query parameters left out of the comparison.
+	IgnoreQuery []string `json:"ignore_query,omitempty"`
+	// Headers lists request headers whose values must match.
+	Headers []string `json:"headers,omitempty"`
+	// SecretQuery lists query parameters that carry credentials; they are
+	// never compared.
+	SecretQuery []string `json:"secret_query,omitempty"`
+}
+
+// Describer puts a JSON path of a request body in conversation terms, e.g.
+// "messages[3] (user)"; it returns "" when it has nothing to say.
+type Describer func(kind string, body []byte, path string) string
+
+// Matcher computes match keys and differences under a set of rules. It is
+// immutable and safe for concurrent use.
+type Matcher struct {
+	rules       Rules
+	all         walker
+	byKind      map[string]*walker
+	ignoreQuery map[string]bool
+	headers     []string
+	describe    Describer
+	fingerprint string
+}
+
+// New compiles rules; describe may be nil. An unusable path is an error
+// wrapping ErrBadRule that names it.
+func New(r Rules, describe Describer) (*Matcher, error) {
+	m := &Matcher{rules: r, byKind: map[string]*walker{}, ignoreQuery: map[string]bool{}, describe: describe}
+	for _, p := range r.Ignore {
+		pp, ok := parsePattern(p)
+		if !ok {
+			return nil, fmt.Errorf("ignore path %q: %w", p, ErrBadRule)
+		}
+		m.all.patterns = append(m.all.patterns, pp)
+	}
+	for kind, paths := range r.IgnoreByKind {
+		w := &walker{patterns: append([]pattern(nil), m.all.patterns...)}
+		for _, p := range paths {
+			pp, ok := parsePattern(p)
+			if !ok {
+				return nil, fmt.Errorf("ignore path %q for %s: %w", p, kind, ErrBadRule)
+			}
+			w.patterns = append(w.patterns, pp)
+		}
+		m.byKind[kind] = w
+	}
+	for _, q := range append(append([]string{}, r.IgnoreQuery...), r.SecretQuery...) {
+		m.ignoreQuery[q] = true
+	}
+	for _, h := range r.Headers {
+		if strings.TrimSpace(h) == "" {
+			return nil, fmt.Errorf("match header: empty name: %w", ErrBadRule)
+		}
+		m.headers = append(m.headers, http.CanonicalHeaderKey(h))
+	}
+	sort.Strings(m.headers)
+	fp, _ := json.Marshal(normalRules(r))
+	sum := sha256.Sum256(fp)
+	m.fingerprint = hex.EncodeToString(sum[:8])
+	return m, nil
+}
+
+func normalRules(r Rules) Rules {
+	sorted := func(s []string) []string {
+		s = append([]string(nil), s...)
+		sort.Strings(s)
+		return s
+	}
+	out := Rules{Ignore: sorted(r.Ignore), IgnoreQuery: sorted(r.IgnoreQuery), SecretQuery: sorted(r.SecretQuery), IgnoreByKind: map[string][]string{}}
+	for k, v := range r.IgnoreByKind {
+		out.IgnoreByKind[k] = sorted(v)
+	}
+	for _, h := range r.Headers {
+		out.Headers = append(out.Headers, http.CanonicalHeaderKey(h))
+	}
+	sort.Strings(out.Headers)
+	return out
+}
+
+// Fingerprint identifies the rules: two matchers with the same fingerprint
+// compute the same keys.
+func (m *Matcher) Fingerprint() string { return m.fingerprint }
+
+func (m *Matcher) walker(kind string) *walker {
+	if w, ok := m.byKind[kind]; ok {
+		return w
+	}
+	return &m.all
+}
+
+// jsonBody reports whether the body is compared as JSON, and checks it.
+func jsonBody(r *Request) (bool, error) {
+	if len(r.Body) == 0 {
+		return false, nil
+	}
+	declared := false
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+			declared = true
+		}
+	}
+	llm := r.Kind != "" && r.Kind != "generic"
+	valid := gjson.ValidBytes(r.Body)
+	if (declared || llm) && !valid {
+		return false, fmt.Errorf("%s %s: %w", r.Method, r.Path, ErrMalformedJSON)
+	}
+	if valid {
+		c := firstByte(r.Body)
+		return c == '{' || c == '[' || declared || llm, nil
+	}
+	return false, nil
+}
+
+func firstByte(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return c
+		}
+	}
+	return 0
+}
+
+// CanonicalBody returns the structural form of a request body under the
+// rules: sorted keys, no whitespace, canonical numbers and strings, ignored
+// paths removed. A body that is not JSON is returned as is.
+func (m *Matcher) CanonicalBody(r *Request) ([]byte, error) {
+	isJSON, err := jsonBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if !isJSON {
+		return r.Body, nil
+	}
+	w := m.walker(r.Kind)
+	return w.canon(make([]byte, 0, len(r.Body)), gjson.ParseBytes(r.Body), w.all(), 0), nil
+}
+
+func (m *Matcher) canonQuery(raw string) string {
+	vals, err := url.ParseQuery(raw)
+	if err != nil {
+		return raw
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		if !m.ignoreQuery[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		vs := append([]string(nil), vals[k]...)
+		sort.Strings(vs)
+		for _, v := range vs {
+			if b.Len() > 0 {
+				b.WriteByte('&')
+			}
+			b.WriteString(url.QueryEscape(k))
+			b.WriteByte('=')
+			b.WriteString(url.QueryEscape(v))
+		}
+	}
+	return b.String()
+}
+
+// Key returns the match key of a request: equal keys mean matching requests.
+// A body that should be JSON and does not parse is an error wrapping
+// ErrMalformedJSON.
+func (m *Matcher) Key(r *Request) (string, error) {
+	body, err := m.CanonicalBody(r)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, part := range []string{strings.ToUpper(r.Method), r.Upstream, r.Path, m.canonQuery(r.Query)} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	for _, name := range m.headers {
+		h.Write([]byte(name))
+		h.Write([]byte{':'})
+		h.Write([]byte(strings.Join(r.Header.Values(name), "\x01")))
+		h.Write([]byte{0})
+	}
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Shape is the coarse form of a request (method, upstream, path) under which
+// miss diagnostics look for the closest recording.
+func (m *Matcher) Shape(r *Request) string {
+	return strings.ToUpper(r.Method) + " " + r.Upstream + " " + r.Path
+}

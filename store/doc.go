@@ -1,0 +1,24 @@
+// Package store persists a cassette in one bbolt file.
+//
+// A store holds four things, each in its own bucket:
+//
+//   - interactions, in recorded order, keyed by an ordinal id (1, 2, 3, …);
+//   - an index from match key to the ids recorded under it, so that a lookup
+//     is a prefix seek and never scans the cassette;
+//   - a second index from a coarse request shape (method, upstream, path) to
+//     ids, used only to explain a miss;
+//   - preset fixtures, keyed by tool call id;
+//
+// and a metadata bucket with the format version, creation and update times, and
+// the settings the index was built with.
+//
+// # Rules
+//
+// Values are opaque bytes: the store never interprets an interaction. Every
+// write is one bbolt transaction, so a crash leaves either all of a write or
+// none of it. A writable store takes bbolt's exclusive file lock with a
+// timeout and reports ErrLocked naming the file; a read-only store takes a
+// shared lock, so many processes may replay one file at once. Open refuses a
+// file that is not a bbolt file (ErrNotCassette) or was written by a newer
+// format (ErrFormatVersion).
+package store

@@ -1,0 +1,18 @@
+package store
+
+import "errors"
+
+var (
+	// ErrLocked means another process holds the cassette open for writing.
+	ErrLocked = errors.New("cassette is locked by another process")
+	// ErrNotCassette means the file is not a bbolt file, or not an llmproxy cassette.
+	ErrNotCassette = errors.New("not an llmproxy cassette")
+	// ErrFormatVersion means the cassette was written by a newer llmproxy.
+	ErrFormatVersion = errors.New("unsupported cassette format version")
+	// ErrNotFound means no interaction or fixture has the requested id.
+	ErrNotFound = errors.New("not found")
+	// ErrReadOnly means a write was attempted on a store opened read-only.
+	ErrReadOnly = errors.New("cassette is open read-only")
+	// ErrMissing means a read-only open found no file at the path.
+	ErrMissing = errors.New("cassette does not exist")
+)

@@ -1,0 +1,425 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// FormatVersion is the cassette format this package writes. Open refuses a
+// cassette whose metadata names a larger one.
+const FormatVersion = 1
+
+// DefaultLockTimeout is how long a writer waits for another writer's lock
+// when Options.LockTimeout is zero.
+const DefaultLockTimeout = 5 * time.Second
+
+var (
+	bucketMeta         = []byte("meta")
+	bucketInteractions = []byte("interactions")
+	bucketIndex        = []byte("index")
+	bucketShapes       = []byte("shapes")
+	bucketFixtures     = []byte("fixtures")
+	keyMeta            = []byte("meta")
+)
+
+// Options configure Open. A nil *Options means the zero value: a writable
+// store, DefaultLockTimeout, time.Now as the clock.
+type Options struct {
+	// ReadOnly opens the file with a shared lock; writes fail with ErrReadOnly.
+	// The file must exist.
+	ReadOnly bool
+	// LockTimeout bounds the wait for another process's lock; zero means
+	// DefaultLockTimeout.
+	LockTimeout time.Duration
+	// Version is the llmproxy version recorded in new metadata.
+	Version string
+	// Now is the clock used for created/updated times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Meta is a cassette's metadata.
+type Meta struct {
+	FormatVersion int       `json:"format_version"`
+	Created       time.Time `json:"created"`
+	Updated       time.Time `json:"updated"`
+	Version       string    `json:"llmproxy_version"`
+	// IndexRules identifies the matching settings the index was built with.
+	// The store does not interpret it; a reader with other settings must build
+	// its own index.
+	IndexRules string `json:"index_rules"`
+}
+
+// Record is one interaction as the store sees it: opaque bytes with the keys
+// it is indexed under.
+type Record struct {
+	ID    uint64
+	Key   string // match key: the exact-lookup index
+	Shape string // coarse request shape: the miss-diagnostics index
+	Value []byte
+}
+
+// Contents is everything Replace writes.
+type Contents struct {
+	Records  []Record          // written with the ids they carry, which must be 1..n in order
+	Fixtures map[string][]byte // call id → fixture
+	Meta     Meta              // written as is, except FormatVersion, which is always FormatVersion
+}
+
+// Store is an open cassette file. Its methods are safe for concurrent use.
+type Store struct {
+	db       *bolt.DB
+	path     string
+	readOnly bool
+	now      func() time.Time
+}
+
+// Open opens the cassette at path, creating it unless opts.ReadOnly.
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("open cassette %s: %w", path, ErrMissing)
+			}
+			return nil, fmt.Errorf("open cassette %s: %w", path, err)
+		}
+	}
+	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly})
+	if err != nil {
+		switch {
+		case errors.Is(err, berrors.ErrTimeout):
+			return nil, fmt.Errorf("open cassette %s: another process holds it (waited %s): %w", path, o.LockTimeout, ErrLocked)
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+			return nil, fmt.Errorf("open cassette %s: %v: %w", path, err, ErrNotCassette)
+		}
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now}
+	if err := s.init(o.Version); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// init checks the metadata, and in a writable store creates what is missing.
+func (s *Store) init(version string) error {
+	check := func(tx *bolt.Tx) (bool, error) {
+		mb := tx.Bucket(bucketMeta)
+		if mb == nil {
+			empty := true
+			_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+			if !empty {
+				return false, fmt.Errorf("open cassette %s: bbolt file without llmproxy metadata: %w", s.path, ErrNotCassette)
+			}
+			return false, nil
+		}
+		var m Meta
+		if err := json.Unmarshal(mb.Get(keyMeta), &m); err != nil {
+			return false, fmt.Errorf("open cassette %s: metadata: %v: %w", s.path, err, ErrNotCassette)
+		}
+		if m.FormatVersion > FormatVersion {
+			return false, fmt.Errorf("open cassette %s: format version %d, this llmproxy reads up to %d: %w", s.path, m.FormatVersion, FormatVersion, ErrFormatVersion)
+		}
+		if m.FormatVersion < 1 {
+			return false, fmt.Errorf("open cassette %s: format version %d: %w", s.path, m.FormatVersion, ErrNotCassette)
+		}
+		return true, nil
+	}
+	if s.readOnly {
+		return s.db.View(func(tx *bolt.Tx) error {
+			ok, err := check(tx)
+			if err == nil && !ok {
+				err = fmt.Errorf("open cassette %s: empty bbolt file: %w", s.path, ErrNotCassette)
+			}
+			return err
+		})
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		ok, err := check(tx)
+		if err != nil || ok {
+			return err
+		}
+		for _, b := range [][]byte{bucketMeta, bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("create cassette %s: %w", s.path, err)
+			}
+		}
+		now := s.now().UTC()
+		return putMeta(tx, Meta{FormatVersion: FormatVersion, Created: now, Updated: now, Version: version})
+	})
+}
+
+func putMeta(tx *bolt.Tx, m Meta) error {
+	m.FormatVersion = FormatVersion
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketMeta).Put(keyMeta, b)
+}
+
+func getMeta(tx *bolt.Tx) (Meta, error) {
+	var m Meta
+	err := json.Unmarshal(tx.Bucket(bucketMeta).Get(keyMeta), &m)
+	return m, err
+}
+
+// Path is the file the store was opened from.
+func (s *Store) Path() string { return s.path }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// Close releases the file and its lock.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close cassette %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Meta returns the cassette's metadata.
+func (s *Store) Meta() (Meta, error) {
+	var m Meta
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		m, err = getMeta(tx)
+		return err
+	})
+	if err != nil {
+		return m, fmt.Errorf("cassette %s: metadata: %w", s.path, err)
+	}
+	return m, nil
+}
+
+// SetIndexRules records the matching settings the index is built with. It
+// is meant for an empty cassette; Replace changes it for a full one.
+func (s *Store) SetIndexRules(rules string) error {
+	return s.update(func(tx *bolt.Tx) error {
+		m, err := getMeta(tx)
+		if err != nil {
+			return err
+		}
+		m.IndexRules = rules
+		return putMeta(tx, m)
+	})
+}
+
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("cassette %s: %w", s.path, ErrReadOnly)
+	}
+	if err := s.db.Update(fn); err != nil {
+		return fmt.Errorf("cassette %s: %w", s.path, err)
+	}
+	return nil
+}
+
+func idKey(id uint64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], id)
+	return b[:]
+}
+
+// indexPrefix is a length-prefixed key, so that no key is a prefix of another.
+func indexPrefix(key string) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(key)))
+	return append(b, key...)
+}
+
+func indexKey(key string, id uint64) []byte {
+	return append(indexPrefix(key), idKey(id)...)
+}
+
+// Append stores the next interaction, indexed under key and shape, in one
+// transaction, and returns its id. encode is given the new id and returns the
+// bytes to store; an error from it aborts the transaction.
+func (s *Store) Append(key, shape string, encode func(id uint64) ([]byte, error)) (uint64, error) {
+	var id uint64
+	err := s.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketInteractions)
+		n, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		id = n
+		value, err := encode(id)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(idKey(id), value); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketIndex).Put(indexKey(key, id), nil); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketShapes).Put(indexKey(shape, id), nil); err != nil {
+			return err
+		}
+		m, err := getMeta(tx)
+		if err != nil {
+			return err
+		}
+		m.Updated = s.now().UTC()
+		return putMeta(tx, m)
+	})
+	return id, err
+}
+
+// Get returns the interaction with the given id.
+func (s *Store) Get(id uint64) ([]byte, error) {
+	var v []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		got := tx.Bucket(bucketInteractions).Get(idKey(id))
+		if got == nil {
+			return ErrNotFound
+		}
+		v = bytes.Clone(got)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cassette %s: interaction %d: %w", s.path, id, err)
+	}
+	return v, nil
+}
+
+// Lookup returns, in recorded order, the ids of the interactions indexed under
+// the match key. Its cost does not grow with the size of the cassette.
+func (s *Store) Lookup(key string) ([]uint64, error) {
+	return s.seek(bucketIndex, key)
+}
+
+// Shape returns, in recorded order, the ids of the interactions with the
+// given coarse request shape.
+func (s *Store) Shape(shape string) ([]uint64, error) {
+	return s.seek(bucketShapes, shape)
+}
+
+func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
+	var ids []uint64
+	prefix := indexPrefix(key)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucket).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if len(k) == len(prefix)+8 {
+				ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cassette %s: %w", s.path, err)
+	}
+	return ids, nil
+}
+
+// Len is the number of interactions.
+func (s *Store) Len() (int, error) {
+	var n int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketInteractions).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// ForEach calls fn for each interaction in recorded order, in one read
+// transaction; value is only valid during the call. An error from fn stops
+// the walk and is returned.
+func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketInteractions).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
+			}
+			return fn(binary.BigEndian.Uint64(k), v)
+		})
+	})
+}
+
+// Fixture returns the fixture stored for a tool call id.
+func (s *Store) Fixture(callID string) ([]byte, error) {
+	var v []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		got := tx.Bucket(bucketFixtures).Get([]byte(callID))
+		if got == nil {
+			return ErrNotFound
+		}
+		v = bytes.Clone(got)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cassette %s: fixture %q: %w", s.path, callID, err)
+	}
+	return v, nil
+}
+
+// Fixtures calls fn for each fixture in call id order; v is only valid during
+// the call.
+func (s *Store) Fixtures(fn func(callID string, v []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketFixtures).ForEach(func(k, v []byte) error { return fn(string(k), v) })
+	})
+}
+
+// Replace rewrites the whole cassette — interactions, both indexes, fixtures
+// and metadata — in one transaction: a reader or a crash sees the old
+// contents or the new, never a mix.
+func (s *Store) Replace(c Contents) error {
+	for i, r := range c.Records {
+		if r.ID != uint64(i+1) {
+			return fmt.Errorf("cassette %s: replace: record %d has id %d, want %d", s.path, i, r.ID, i+1)
+		}
+	}
+	return s.update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
+			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+				return err
+			}
+			if _, err := tx.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		ib, xb, sb := tx.Bucket(bucketInteractions), tx.Bucket(bucketIndex), tx.Bucket(bucketShapes)
+		for _, r := range c.Records {
+			if err := ib.Put(idKey(r.ID), r.Value); err != nil {
+				return err
+			}
+			if err := xb.Put(indexKey(r.Key, r.ID), nil); err != nil {
+				return err
+			}
+			if err := sb.Put(indexKey(r.Shape, r.ID), nil); err != nil {
+				return err
+			}
+		}
+		if err := ib.SetSequence(uint64(len(c.Records))); err != nil {
+			return err
+		}
+		fb := tx.Bucket(bucketFixtures)
+		for id, v := range c.Fixtures {
+			if err := fb.Put([]byte(id), v); err != nil {
+				return err
+			}
+		}
+		return putMeta(tx, c.Meta)
+	})
+}

@@ -1,0 +1,205 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/llmproxy/llmproxy/store"
+)
+
+func mustOpen(t *testing.T, path string, opts *store.Options) *store.Store {
+	t.Helper()
+	s, err := store.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func value(s string) func(uint64) ([]byte, error) {
+	return func(id uint64) ([]byte, error) { return []byte(fmt.Sprintf("%d:%s", id, s)), nil }
+}
+
+func TestAppendLookupInOrder(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
+	for _, k := range []string{"a", "b", "a", "ab", "a"} {
+		if _, err := s.Append(k, "shape-"+k[:1], value(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range map[string]string{"a": "[1 3 5]", "b": "[2]", "ab": "[4]", "zz": "[]"} {
+		ids, err := s.Lookup(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(ids); got != want {
+			t.Errorf("Lookup(%q) = %s, want %s", key, got, want)
+		}
+	}
+	ids, _ := s.Shape("shape-a")
+	if got := fmt.Sprint(ids); got != "[1 3 4 5]" {
+		t.Errorf("Shape(shape-a) = %s, want [1 3 4 5]", got)
+	}
+	v, err := s.Get(4)
+	if err != nil || string(v) != "4:ab" {
+		t.Errorf("Get(4) = %q, %v; want 4:ab", v, err)
+	}
+	if _, err := s.Get(9); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get(9) error = %v, want ErrNotFound", err)
+	}
+	if n, _ := s.Len(); n != 5 {
+		t.Errorf("Len = %d, want 5", n)
+	}
+}
+
+func TestAppendEncodeErrorWritesNothing(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
+	boom := errors.New("boom")
+	if _, err := s.Append("k", "s", func(uint64) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("Append error = %v, want boom", err)
+	}
+	if n, _ := s.Len(); n != 0 {
+		t.Errorf("Len after failed append = %d, want 0", n)
+	}
+	id, err := s.Append("k", "s", value("x"))
+	if err != nil || id != 1 {
+		t.Errorf("next Append = %d, %v; want id 1", id, err)
+	}
+}
+
+func TestSecondWriterFailsNamingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "locked.cassette")
+	mustOpen(t, path, nil)
+	start := time.Now()
+	_, err := store.Open(path, &store.Options{LockTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("second writer error = %v, want ErrLocked", err)
+	}
+	if !strings.Contains(err.Error(), path) {
+		t.Errorf("error %q does not name the file", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("second writer took %s to fail", d)
+	}
+}
+
+func TestReadOnlyOpens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	w, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Append("k", "s", value("v"))
+	w.Close()
+	a := mustOpen(t, path, &store.Options{ReadOnly: true})
+	b := mustOpen(t, path, &store.Options{ReadOnly: true})
+	for _, s := range []*store.Store{a, b} {
+		if ids, _ := s.Lookup("k"); len(ids) != 1 {
+			t.Errorf("read-only Lookup = %v", ids)
+		}
+	}
+	if _, err := a.Append("k", "s", value("v")); !errors.Is(err, store.ErrReadOnly) {
+		t.Errorf("Append on read-only = %v, want ErrReadOnly", err)
+	}
+	if _, err := store.Open(filepath.Join(t.TempDir(), "missing"), &store.Options{ReadOnly: true}); !errors.Is(err, store.ErrMissing) {
+		t.Errorf("read-only open of a missing file = %v, want ErrMissing", err)
+	}
+}
+
+func TestBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	notBolt := filepath.Join(dir, "text.cassette")
+	os.WriteFile(notBolt, []byte(strings.Repeat("this is not a bbolt file\n", 400)), 0o644)
+
+	otherBolt := filepath.Join(dir, "other.db")
+	db, _ := bolt.Open(otherBolt, 0o644, nil)
+	db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("something")); return err })
+	db.Close()
+
+	newer := filepath.Join(dir, "newer.cassette")
+	db, _ = bolt.Open(newer, 0o644, nil)
+	db.Update(func(tx *bolt.Tx) error {
+		b, _ := tx.CreateBucket([]byte("meta"))
+		return b.Put([]byte("meta"), []byte(`{"format_version":99}`))
+	})
+	db.Close()
+
+	corrupt := filepath.Join(dir, "corrupt.cassette")
+	s, _ := store.Open(corrupt, nil)
+	s.Close()
+	data, _ := os.ReadFile(corrupt)
+	for _, page := range []int{0, os.Getpagesize()} { // both meta pages
+		for i := page + 16; i < page+80 && i < len(data); i++ {
+			data[i] ^= 0xff
+		}
+	}
+	os.WriteFile(corrupt, data, 0o644)
+
+	for _, tc := range []struct {
+		path string
+		want error
+	}{
+		{notBolt, store.ErrNotCassette},
+		{otherBolt, store.ErrNotCassette},
+		{newer, store.ErrFormatVersion},
+		{corrupt, store.ErrNotCassette},
+	} {
+		for _, ro := range []bool{false, true} {
+			before, _ := os.ReadFile(tc.path)
+			s, err := store.Open(tc.path, &store.Options{ReadOnly: ro, LockTimeout: time.Second})
+			if err == nil {
+				s.Close()
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("Open(%s, readonly=%v) = %v, want %v", filepath.Base(tc.path), ro, err, tc.want)
+			} else if !strings.Contains(err.Error(), tc.path) {
+				t.Errorf("error %q does not name the file", err)
+			}
+			after, _ := os.ReadFile(tc.path)
+			if string(before) != string(after) {
+				t.Errorf("Open(%s) changed the file", filepath.Base(tc.path))
+			}
+		}
+	}
+}
+
+func TestReplaceIsWhole(t *testing.T) {
+	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
+	s.Append("old", "s", value("old"))
+	meta, _ := s.Meta()
+	meta.IndexRules = "rules-2"
+	err := s.Replace(store.Contents{
+		Records:  []store.Record{{ID: 1, Key: "x", Shape: "s", Value: []byte("one")}, {ID: 2, Key: "x", Shape: "s", Value: []byte("two")}},
+		Fixtures: map[string][]byte{"call_weather": []byte(`{"value":1}`)},
+		Meta:     meta,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := s.Lookup("old"); len(ids) != 0 {
+		t.Errorf("old key still indexed: %v", ids)
+	}
+	if ids, _ := s.Lookup("x"); fmt.Sprint(ids) != "[1 2]" {
+		t.Errorf("Lookup(x) = %v", ids)
+	}
+	if fx, err := s.Fixture("call_weather"); err != nil || string(fx) != `{"value":1}` {
+		t.Errorf("Fixture = %s, %v", fx, err)
+	}
+	if m, _ := s.Meta(); m.IndexRules != "rules-2" || m.FormatVersion != store.FormatVersion {
+		t.Errorf("Meta = %+v", m)
+	}
+	if id, _ := s.Append("y", "s", value("y")); id != 3 {
+		t.Errorf("Append after Replace got id %d, want 3", id)
+	}
+	if err := s.Replace(store.Contents{Records: []store.Record{{ID: 5}}}); err == nil {
+		t.Error("Replace with a gap in ids succeeded")
+	}
+}
