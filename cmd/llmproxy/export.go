@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/proxy"
+)
+
+// runExport writes a cassette as stable, pretty JSON.
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("export", stderr)
+	path := fs.String("cassette", "", "cassette `file` to export")
+	out := fs.String("out", "", "write to `file` instead of standard output")
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	// A lone argument is the git textconv form: llmproxy export FILE.
+	if *path == "" && fs.NArg() == 1 {
+		*path = fs.Arg(0)
+	} else if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := requireFlag(fs, "cassette", *path); err != nil {
+		return err
+	}
+	c, err := cassette.Open(*path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var buf bytes.Buffer
+	if err := c.Export(&buf); err != nil {
+		return fmt.Errorf("export %s: %w", *path, err)
+	}
+	if *out == "" {
+		_, err = stdout.Write(buf.Bytes())
+		return err
+	}
+	return writeFileAtomic(*out, buf.Bytes())
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames it
+// into place, so path is never half written.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("--out %s: %w", path, err)
+	}
+	return nil
+}
+
+// runImport builds a cassette from an export.
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("import", stderr)
+	in := fs.String("in", "", "export `file` to read (- for standard input)")
+	path := fs.String("cassette", "", "cassette `file` to create")
+	force := fs.Bool("force", false, "replace the contents of an existing cassette")
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if err := requireFlag(fs, "in", *in); err != nil {
+		return err
+	}
+	if err := requireFlag(fs, "cassette", *path); err != nil {
+		return err
+	}
+	var r io.Reader = os.Stdin
+	if *in != "-" {
+		f, err := os.Open(*in)
+		if err != nil {
+			return fmt.Errorf("--in %s: %w", *in, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	ct, err := cassette.ReadExport(r)
+	if err != nil {
+		return fmt.Errorf("--in %s: %w", *in, err)
+	}
+	m, err := defaultMatcher()
+	if err != nil {
+		return err
+	}
+	ct.Meta.IndexRules = m.Fingerprint()
+	return replaceCassette(*path, ct, m, *force)
+}
+
+// defaultMatcher is the matcher cassettes are indexed with on disk.
+func defaultMatcher() (*match.Matcher, error) {
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return proxy.NewMatcher(match.Rules{}, r)
+}
+
+// replaceCassette writes ct as the whole contents of the cassette at path:
+// a new cassette is built beside it and renamed into place; an existing one
+// (only with force) is rewritten in one transaction under its lock.
+func replaceCassette(path string, ct *cassette.Contents, m *match.Matcher, force bool) error {
+	if _, err := os.Stat(path); err == nil {
+		c, err := cassette.Open(path, cassette.Options{Version: version})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if n, err := c.Len(); err != nil {
+			return err
+		} else if n > 0 && !force {
+			return fmt.Errorf("--cassette %s already holds %d interactions; use --force to replace them", path, n)
+		}
+		return c.Replace(ct, proxy.Keys(m))
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	os.Remove(tmp)
+	c, err := cassette.Open(tmp, cassette.Options{Version: version})
+	if err != nil {
+		return fmt.Errorf("--cassette %s: %w", path, err)
+	}
+	if err := c.Replace(ct, proxy.Keys(m)); err != nil {
+		c.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := c.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("--cassette %s: %w", path, err)
+	}
+	return nil
+}

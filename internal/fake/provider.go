@@ -1,0 +1,152 @@
+package fake
+
+import (
+	"net/http"
+	"strings"
+)
+
+// provider names the API family whose headers and error shapes to use.
+type provider int
+
+const (
+	openAI provider = iota
+	anthropic
+	gemini
+	ollama
+)
+
+// providerOfPath guesses the provider from a request path, for answers that
+// are not up to a script (the authentication failure).
+func providerOfPath(path string) provider {
+	switch {
+	case strings.Contains(path, ":generateContent"), strings.Contains(path, ":streamGenerateContent"),
+		strings.HasPrefix(path, "/v1beta/"), strings.Contains(path, "/v1beta/"):
+		return gemini
+	case strings.HasSuffix(path, "/messages"), strings.Contains(path, "/v1/messages/"):
+		return anthropic
+	case strings.HasPrefix(path, "/api/"):
+		return ollama
+	}
+	return openAI
+}
+
+// providerOfName reads the provider from a captured file name.
+func providerOfName(name string) provider {
+	switch {
+	case strings.HasPrefix(name, "anthropic-"):
+		return anthropic
+	case strings.HasPrefix(name, "gemini-"):
+		return gemini
+	case strings.HasPrefix(name, "ollama-"):
+		return ollama
+	}
+	return openAI
+}
+
+// providerHeader returns the response headers a provider sends with a
+// successful answer: the captured ones where a capture exists, else only the
+// Content-Type the provider is known to use.
+func providerHeader(p provider, stream bool) http.Header {
+	switch p {
+	case openAI:
+		if stream {
+			// Captured on a streamed Responses call; Chat Completions streams
+			// carry the same set.
+			return servable(CapturedHeaders("openai-responses-stream-functioncall.response.headers.txt"))
+		}
+		return servable(CapturedHeaders("openai-chat-toolcalls.response.headers.txt"))
+	case anthropic:
+		h := servable(CapturedHeaders("anthropic-messages-tooluse.response.headers.txt"))
+		if stream {
+			h.Set("Content-Type", "text/event-stream; charset=utf-8")
+		}
+		return h
+	case gemini:
+		if stream {
+			return http.Header{"Content-Type": {"text/event-stream"}}
+		}
+		return http.Header{"Content-Type": {"application/json; charset=UTF-8"}}
+	default: // ollama
+		if stream {
+			return http.Header{"Content-Type": {"application/x-ndjson"}}
+		}
+		return http.Header{"Content-Type": {"application/json; charset=utf-8"}}
+	}
+}
+
+// authFailure is the provider's authentic answer to a missing or wrong key.
+// Ollama has no authentication of its own; a gateway in front of it is taken
+// to answer like OpenAI.
+func authFailure(p provider) *Response {
+	switch p {
+	case anthropic:
+		status, h, body := CapturedHTTP("anthropic-error-401-authentication.http")
+		return &Response{Status: status, Header: servable(h), Body: body}
+	case gemini:
+		return &Response{
+			Status: http.StatusBadRequest,
+			Header: providerHeader(gemini, false),
+			Body:   Captured("gemini-error-400-api-key-invalid.json"),
+		}
+	default:
+		status, h, body := CapturedHTTP("openai-error-401-invalid-api-key.http")
+		return &Response{Status: status, Header: servable(h), Body: body}
+	}
+}
+
+// apiError answers in the provider's own error shape, for requests a script
+// cannot serve (wrong route, unparsable body).
+func apiError(p provider, status int, msg string) *Response {
+	var body []byte
+	h := http.Header{}
+	switch p {
+	case anthropic:
+		typ := "invalid_request_error"
+		if status == http.StatusNotFound {
+			typ = "not_found_error"
+		}
+		h.Set("Content-Type", "application/json")
+		h.Set("X-Should-Retry", "false")
+		body = marshal(struct {
+			Type  string `json:"type"`
+			Error struct {
+				Type    string `json:"type"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}{Type: "error", Error: struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		}{typ, msg}})
+	case gemini:
+		st := "INVALID_ARGUMENT"
+		if status == http.StatusNotFound {
+			st = "NOT_FOUND"
+		}
+		h.Set("Content-Type", "application/json; charset=UTF-8")
+		type googleStatus struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+			Status  string `json:"status"`
+		}
+		body = append(indent(marshal(struct {
+			Error googleStatus `json:"error"`
+		}{googleStatus{status, msg, st}}), "  "), '\n')
+	case ollama:
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		body = marshal(struct {
+			Error string `json:"error"`
+		}{msg})
+	default:
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		type detail struct {
+			Message string  `json:"message"`
+			Type    string  `json:"type"`
+			Param   *string `json:"param"`
+			Code    *string `json:"code"`
+		}
+		body = append(indent(marshal(struct {
+			Error detail `json:"error"`
+		}{detail{Message: msg, Type: "invalid_request_error"}}), "    "), '\n')
+	}
+	return &Response{Status: status, Header: h, Body: body}
+}

@@ -1,0 +1,251 @@
+package wire
+
+import (
+	"bytes"
+	"mime"
+	"strings"
+)
+
+// Framing is how a response body is cut into events.
+type Framing uint8
+
+const (
+	// FramingNone is a body that is one document (or a streamed JSON array,
+	// as Gemini's streamGenerateContent sends without alt=sse).
+	FramingNone Framing = iota
+	// FramingSSE is Server-Sent Events (text/event-stream).
+	FramingSSE
+	// FramingNDJSON is one JSON document per line (Ollama's streams).
+	FramingNDJSON
+)
+
+// String returns "none", "sse" or "ndjson".
+func (f Framing) String() string {
+	switch f {
+	case FramingSSE:
+		return "sse"
+	case FramingNDJSON:
+		return "ndjson"
+	}
+	return "none"
+}
+
+// DetectFraming returns the framing announced by a Content-Type header value:
+// text/event-stream is FramingSSE; application/x-ndjson, application/ndjson
+// and application/jsonl are FramingNDJSON; anything else, including an empty
+// or unparsable value, is FramingNone.
+func DetectFraming(contentType string) Framing {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt, _, _ = strings.Cut(contentType, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	switch mt {
+	case "text/event-stream":
+		return FramingSSE
+	case "application/x-ndjson", "application/ndjson", "application/jsonl":
+		return FramingNDJSON
+	}
+	return FramingNone
+}
+
+// Event is one event of a streamed body: an SSE event or an NDJSON line.
+//
+// For SSE an event is every line up to and including the blank line that ends
+// it. Blocks with no data field (comments, keep-alives, a stray blank line)
+// are events too, with nil Data, so that nothing is ever lost: concatenating
+// the Raw of all events of a body reproduces the body exactly.
+type Event struct {
+	// Raw is the event's exact bytes, terminator included.
+	Raw []byte
+	// Name is the SSE "event:" field ("" if absent, and always for NDJSON).
+	Name string
+	// Data is, for SSE, the values of the event's "data:" lines joined by
+	// "\n" (nil when it has none); for NDJSON, the line without its "\n" or
+	// "\r\n"; for FramingNone, the whole body.
+	Data []byte
+}
+
+// Splitter cuts a body into events as it arrives. It accepts any chunking:
+// an event split across several Push calls, or several events in one, gives
+// the same events as Split on the whole body. A Splitter is not safe for
+// concurrent use.
+//
+// SSE lines may end in LF, CRLF or CR. A CR that ends a chunk is held back
+// until the next byte shows whether an LF follows, so that a CRLF split
+// across two reads is still one line ending.
+type Splitter struct {
+	f      Framing
+	buf    []byte // bytes not yet returned in an event
+	line   int    // offset in buf of the first byte of the line being read
+	look   int    // offset in buf from which to look for the next line end
+	events int    // events returned so far
+}
+
+// NewSplitter returns a Splitter for the given framing. With FramingNone it
+// returns no event until End, which returns the whole body as one.
+func NewSplitter(f Framing) *Splitter {
+	return &Splitter{f: f}
+}
+
+// Push adds the next bytes of the body and returns the events they complete,
+// in order. The returned events never share memory with p or with the
+// Splitter, so p may be reused at once.
+func (s *Splitter) Push(p []byte) []Event {
+	s.buf = append(s.buf, p...)
+	return s.drain(false)
+}
+
+// Rest returns (a copy of) the bytes pushed so far that do not yet form a
+// complete event: after the last Push of a truncated stream, its tail.
+func (s *Splitter) Rest() []byte {
+	return bytes.Clone(s.buf)
+}
+
+// End marks the end of the body. It returns the events that only the end
+// completes (an SSE event ended by a final CR) and then, if bytes remain, a
+// last event holding them so that every byte pushed is in some Raw. End
+// resets the Splitter for a new body.
+func (s *Splitter) End() []Event {
+	evs := s.drain(true)
+	if len(s.buf) > 0 {
+		evs = append(evs, s.event(len(s.buf), len(s.buf)))
+	}
+	*s = Splitter{f: s.f}
+	return evs
+}
+
+// Split cuts a whole body into events. A trailing incomplete event is returned
+// as the last Event, so the Raw of the events always concatenate to body.
+func Split(f Framing, body []byte) []Event {
+	s := NewSplitter(f)
+	evs := s.Push(body)
+	return append(evs, s.End()...)
+}
+
+// drain returns the complete events at the front of s.buf and drops their
+// bytes. atEOF says no more bytes will come, which settles a final CR.
+func (s *Splitter) drain(atEOF bool) []Event {
+	if s.f != FramingSSE && s.f != FramingNDJSON {
+		return nil
+	}
+	var evs []Event
+	for {
+		end, next, ok := nextLineEnd(s.f, s.buf, s.look, atEOF)
+		if !ok {
+			s.look = end
+			return evs
+		}
+		empty := end == s.line
+		s.line, s.look = next, next
+		if s.f == FramingNDJSON || empty {
+			// An NDJSON line is an event; an empty SSE line ends one.
+			evs = append(evs, s.event(next, end))
+			s.buf = s.buf[next:]
+			s.line, s.look = 0, 0
+		}
+	}
+}
+
+// event builds the event held in s.buf[:n]; dataEnd is where an NDJSON
+// line's content ends.
+func (s *Splitter) event(n, dataEnd int) Event {
+	ev := Event{Raw: bytes.Clone(s.buf[:n])}
+	switch s.f {
+	case FramingSSE:
+		ev.Name, ev.Data, _ = parseSSE(ev.Raw, s.events == 0)
+	case FramingNDJSON:
+		ev.Data = ev.Raw[:dataEnd:dataEnd]
+	default:
+		ev.Data = ev.Raw
+	}
+	s.events++
+	return ev
+}
+
+// nextLineEnd finds the end of the line that the byte at from belongs to
+// (from is at or after that line's start). It returns the offset of the
+// terminator and of the byte after it. ok is false when b holds no complete
+// line yet; end is then the offset to resume looking from.
+//
+// SSE lines end in LF, CRLF or CR; NDJSON lines end in LF, and a CR before
+// that LF is part of the terminator. A CR at the very end of b ends a line
+// only atEOF, since an LF may follow in the next chunk.
+func nextLineEnd(f Framing, b []byte, from int, atEOF bool) (end, next int, ok bool) {
+	if f == FramingNDJSON {
+		i := bytes.IndexByte(b[from:], '\n')
+		if i < 0 {
+			return len(b), 0, false
+		}
+		end = from + i
+		next = end + 1
+		if end > 0 && b[end-1] == '\r' {
+			end--
+		}
+		return end, next, true
+	}
+	i := bytes.IndexAny(b[from:], "\r\n")
+	if i < 0 {
+		return len(b), 0, false
+	}
+	end = from + i
+	if b[end] == '\n' {
+		return end, end + 1, true
+	}
+	switch {
+	case end+1 < len(b) && b[end+1] == '\n':
+		return end, end + 2, true
+	case end+1 < len(b) || atEOF:
+		return end, end + 1, true
+	}
+	return end, 0, false
+}
+
+// span is a byte range [start, end).
+type span struct{ start, end int }
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// parseSSE reads the fields of one SSE event's raw bytes (complete, or a
+// stream's unterminated tail). first says whether it is the stream's first
+// event, where a UTF-8 byte order mark is ignored. It returns the event name,
+// the joined data, and where each data line's value lies in raw.
+func parseSSE(raw []byte, first bool) (name string, data []byte, spans []span) {
+	pos := 0
+	if first && bytes.HasPrefix(raw, utf8BOM) {
+		pos = len(utf8BOM)
+	}
+	for pos < len(raw) {
+		end, next, ok := nextLineEnd(FramingSSE, raw, pos, true)
+		if !ok {
+			end, next = len(raw), len(raw)
+		}
+		line := raw[pos:end]
+		start := pos
+		pos = next
+		if len(line) == 0 || line[0] == ':' {
+			continue
+		}
+		field, value := line, line[len(line):]
+		if c := bytes.IndexByte(line, ':'); c >= 0 {
+			field, value = line[:c], line[c+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "event":
+			name = string(value)
+		case "data":
+			if data == nil {
+				data = make([]byte, 0, len(value))
+			} else {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			vs := start + (len(line) - len(value))
+			spans = append(spans, span{vs, vs + len(value)})
+		}
+	}
+	return name, data, spans
+}

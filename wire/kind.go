@@ -1,0 +1,121 @@
+package wire
+
+import "strings"
+
+// Kind names a provider API shape. Kinds are stored in cassettes, so their
+// string values never change.
+type Kind string
+
+const (
+	// KindOpenAIChat is OpenAI Chat Completions (POST …/chat/completions),
+	// also spoken by Azure OpenAI, OpenRouter and other OpenAI-compatible
+	// servers.
+	KindOpenAIChat Kind = "openai-chat"
+	// KindOpenAIResponses is the OpenAI Responses API (POST …/responses).
+	KindOpenAIResponses Kind = "openai-responses"
+	// KindAnthropicMessages is the Anthropic Messages API (POST …/v1/messages).
+	KindAnthropicMessages Kind = "anthropic-messages"
+	// KindGemini is Gemini generateContent and streamGenerateContent
+	// (POST …/models/{model}:generateContent).
+	KindGemini Kind = "gemini"
+	// KindOllama is Ollama's native /api/chat and /api/generate.
+	KindOllama Kind = "ollama"
+	// KindEmbeddings is the OpenAI-shaped embeddings endpoint (POST …/embeddings).
+	KindEmbeddings Kind = "embeddings"
+	// KindGeneric is everything else: bodies are carried, never interpreted.
+	KindGeneric Kind = "generic"
+)
+
+// Detect returns the API kind of a request. path is relative to the upstream
+// (the routing prefix already removed) and may carry a query string.
+//
+// Only POST requests are model calls; any other method is KindGeneric, as is
+// every path not listed here:
+//
+//	…/chat/completions                       openai-chat (includes Azure /openai/deployments/{name}/chat/completions)
+//	…/responses                              openai-responses
+//	…/v1/messages                            anthropic-messages
+//	…/{model}:generateContent                gemini (v1, v1beta, Vertex publishers/google/models/…)
+//	…/{model}:streamGenerateContent          gemini
+//	…/api/chat, …/api/generate               ollama
+//	…/embeddings                             embeddings (includes Azure deployments)
+func Detect(method, path string) Kind {
+	if !strings.EqualFold(method, "POST") {
+		return KindGeneric
+	}
+	p := trimPath(path)
+	last := p[strings.LastIndexByte(p, '/')+1:]
+	switch {
+	case strings.HasSuffix(p, "/chat/completions"):
+		return KindOpenAIChat
+	case strings.HasSuffix(p, "/responses"):
+		return KindOpenAIResponses
+	case strings.HasSuffix(p, "/v1/messages"):
+		return KindAnthropicMessages
+	case strings.HasSuffix(last, ":generateContent"), strings.HasSuffix(last, ":streamGenerateContent"):
+		return KindGemini
+	case strings.HasSuffix(p, "/api/chat"), strings.HasSuffix(p, "/api/generate"):
+		return KindOllama
+	case strings.HasSuffix(p, "/embeddings"):
+		return KindEmbeddings
+	}
+	return KindGeneric
+}
+
+// Provider returns the provider whose API shape the kind is: "openai",
+// "anthropic", "gemini" or "ollama", and "" for KindGeneric or an unknown kind.
+// An OpenAI-compatible server (OpenRouter, Ollama's /v1) is "openai" here.
+func (k Kind) Provider() string {
+	switch k {
+	case KindOpenAIChat, KindOpenAIResponses, KindEmbeddings:
+		return "openai"
+	case KindAnthropicMessages:
+		return "anthropic"
+	case KindGemini:
+		return "gemini"
+	case KindOllama:
+		return "ollama"
+	}
+	return ""
+}
+
+// GeminiModel returns the model named by a Gemini path, the segment after
+// "models/" (or "tunedModels/") up to the ":method" suffix:
+// "gemini-2.0-flash" for /v1beta/models/gemini-2.0-flash:generateContent.
+// It returns "" when the path names no model.
+func GeminiModel(path string) string {
+	p := trimPath(path)
+	for _, marker := range []string{"/models/", "/tunedModels/"} {
+		i := strings.LastIndex(p, marker)
+		if i < 0 {
+			continue
+		}
+		m := p[i+len(marker):]
+		if j := strings.IndexAny(m, ":/"); j >= 0 {
+			m = m[:j]
+		}
+		return m
+	}
+	return ""
+}
+
+// geminiStreaming reports whether a Gemini path asks for a streamed answer.
+func geminiStreaming(path string) bool {
+	return strings.HasSuffix(trimPath(path), ":streamGenerateContent")
+}
+
+// isOllamaGenerate reports whether an Ollama path is /api/generate.
+func isOllamaGenerate(path string) bool {
+	return strings.HasSuffix(trimPath(path), "/api/generate")
+}
+
+// trimPath drops the query, the fragment and one trailing slash.
+func trimPath(path string) string {
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	if len(path) > 1 {
+		path = strings.TrimSuffix(path, "/")
+	}
+	return path
+}

@@ -1,0 +1,406 @@
+package wire
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// ToolCall is a function call made by the model: in a response, or echoed in
+// the history of a later request.
+type ToolCall struct {
+	// ID is the call's id on the wire: tool_calls[].id (OpenAI chat),
+	// call_id (Responses; not the item's "fc_…" id), tool_use id
+	// (Anthropic), functionCall.id (Gemini), tool_calls[].id (Ollama). It is
+	// "" when the wire carries none, as Gemini and Ollama usually do; such a
+	// call is known to RewriteCallIDs and SetToolResult by its SyntheticID.
+	ID string
+	// Name is the function name.
+	Name string
+	// Arguments is the JSON object text of the arguments. Where the wire
+	// carries a JSON string (OpenAI) it is the string's content; where it
+	// carries an object (Anthropic input, Gemini args, Ollama arguments) it
+	// is the object's text as it appears in the body. For a stream it is the
+	// concatenation of the fragments, exactly. Empty or absent arguments
+	// read as "{}".
+	Arguments []byte
+}
+
+// ToolResult is a tool-result turn (or block, or part) in a request.
+type ToolResult struct {
+	// CallID is the id of the call it answers: tool_call_id, call_id,
+	// tool_use_id or functionResponse.id; "" when the wire carries none.
+	CallID string
+	// Name is the function name: the result's own (Gemini functionResponse
+	// name, Ollama tool_name, OpenAI name), else that of the call with
+	// CallID echoed in the same request, else "".
+	Name string
+	// Content is the raw JSON value sent as the result: a JSON string stays a
+	// JSON string token (quotes and escapes included), an Anthropic array of
+	// text blocks stays an array, a Gemini functionResponse.response is the
+	// object. It is nil when the field is absent.
+	Content []byte
+	// IsError is Anthropic's is_error, or for Gemini a response object with
+	// an "error" member. OpenAI and Ollama carry no such flag.
+	IsError bool
+	// Path is the gjson path of Content in the request body (set even when
+	// Content is absent, where SetToolResult would put it).
+	Path string
+}
+
+// Turn is one entry of the conversation in a request.
+type Turn struct {
+	// Index is the entry's index in the conversation array.
+	Index int
+	// Role is the entry's role ("user", "assistant", "model", "tool", …);
+	// for a Responses input item without a role, its type
+	// ("function_call", "function_call_output", …).
+	Role string
+	// Path is the gjson path of the entry: "messages.3", "contents.2",
+	// "input.1", or "input" / "prompt" when that is a single string.
+	Path string
+}
+
+// Request is what a request body says, in provider-neutral terms.
+type Request struct {
+	// Kind is the kind the body was read as.
+	Kind Kind
+	// Model is the requested model; for Gemini, taken from the path.
+	Model string
+	// Stream reports whether a streamed answer was asked for: "stream":true;
+	// for Gemini, the :streamGenerateContent method; for Ollama, unless
+	// "stream":false (Ollama streams by default).
+	Stream bool
+	// Turns is the conversation, in order. System prompts kept outside the
+	// conversation (Anthropic system, Gemini systemInstruction, Responses
+	// instructions) are not turns.
+	Turns []Turn
+	// Tools is the function names offered, in order.
+	Tools []string
+	// ToolCalls is the assistant tool calls echoed in the history, in body
+	// order.
+	ToolCalls []ToolCall
+	// ToolResults is the tool results sent, in body order.
+	ToolResults []ToolResult
+}
+
+// ParseRequest reads a request body of the given kind; path is the
+// upstream-relative request path (Gemini names the model and the streaming
+// method there; Ollama's /api/generate differs from /api/chat).
+//
+// A body that is not a JSON object, or whose conversation or tool fields have
+// the wrong JSON type, is an error wrapping ErrMalformed that names the byte
+// offset or JSON path at fault. A KindGeneric body is never an error (Model is
+// read if it is JSON); an unknown kind is ErrUnsupported.
+func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
+	req := Request{Kind: kind}
+	switch kind {
+	case KindGeneric:
+		if checkJSON(body) == nil {
+			req.Model = strOf(gjson.GetBytes(body, "model"))
+		}
+		return req, nil
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindEmbeddings:
+	default:
+		return req, fmt.Errorf("%s request: %w: unknown API kind", kind, ErrUnsupported)
+	}
+	doc, err := parseDoc(body)
+	if err == nil && !doc.IsObject() {
+		err = fmt.Errorf("not a JSON object")
+	}
+	if err == nil {
+		switch kind {
+		case KindOpenAIChat:
+			err = parseChatRequest(&req, doc, false)
+		case KindOllama:
+			if isOllamaGenerate(path) {
+				err = parseGenerateRequest(&req, doc)
+			} else {
+				err = parseChatRequest(&req, doc, true)
+			}
+		case KindOpenAIResponses:
+			err = parseResponsesRequest(&req, doc)
+		case KindAnthropicMessages:
+			err = parseAnthropicRequest(&req, doc)
+		case KindGemini:
+			req.Model = GeminiModel(path)
+			req.Stream = geminiStreaming(path)
+			err = parseGeminiRequest(&req, doc)
+		case KindEmbeddings:
+			req.Model = strOf(doc.Get("model"))
+		}
+	}
+	if err != nil {
+		return req, fmt.Errorf("%s request: %w: %v", kind, ErrMalformed, err)
+	}
+	names := make(map[string]string, len(req.ToolCalls))
+	for _, c := range req.ToolCalls {
+		if c.ID != "" {
+			names[c.ID] = c.Name
+		}
+	}
+	for i, r := range req.ToolResults {
+		if r.Name == "" && r.CallID != "" {
+			req.ToolResults[i].Name = names[r.CallID]
+		}
+	}
+	return req, nil
+}
+
+// array returns doc's member key, checking that it is an array if present.
+func array(doc gjson.Result, path string) (gjson.Result, error) {
+	v := doc.Get(path)
+	if v.Exists() && v.Type != gjson.Null && !v.IsArray() {
+		return v, fmt.Errorf("%s: not an array", path)
+	}
+	return v, nil
+}
+
+// turns walks the conversation array key, checking each entry is an object.
+func turns(doc gjson.Result, key string, fn func(i int, path string, turn gjson.Result) error) error {
+	arr, err := array(doc, key)
+	if err != nil {
+		return err
+	}
+	each(arr, func(i int, t gjson.Result) {
+		if err != nil {
+			return
+		}
+		p := key + "." + strconv.Itoa(i)
+		if !t.IsObject() {
+			err = fmt.Errorf("%s: not an object", p)
+			return
+		}
+		err = fn(i, p, t)
+	})
+	return err
+}
+
+// toolNames collects the offered function names from tools[], each being
+// {function:{name}} (OpenAI chat, Ollama) or {name} (Responses, Anthropic).
+func toolNames(req *Request, doc gjson.Result) error {
+	tools, err := array(doc, "tools")
+	each(tools, func(_ int, t gjson.Result) {
+		if n := strOf(t.Get("function.name")); n != "" {
+			req.Tools = append(req.Tools, n)
+		} else if n := strOf(t.Get("name")); n != "" {
+			req.Tools = append(req.Tools, n)
+		}
+	})
+	return err
+}
+
+func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
+	req.Model = strOf(doc.Get("model"))
+	req.Stream = doc.Get("stream").Type == gjson.True
+	if ollama {
+		req.Stream = doc.Get("stream").Type != gjson.False
+	}
+	err := turns(doc, "messages", func(i int, p string, m gjson.Result) error {
+		role := strOf(m.Get("role"))
+		req.Turns = append(req.Turns, Turn{Index: i, Role: role, Path: p})
+		calls, err := array(m, "tool_calls")
+		if err != nil {
+			return fmt.Errorf("%s.%v", p, err)
+		}
+		each(calls, func(_ int, c gjson.Result) {
+			req.ToolCalls = append(req.ToolCalls, ToolCall{
+				ID:        strOf(c.Get("id")),
+				Name:      strOf(c.Get("function.name")),
+				Arguments: args(c.Get("function.arguments")),
+			})
+		})
+		if role == "tool" {
+			name := strOf(m.Get("name"))
+			if ollama {
+				name = strOf(m.Get("tool_name"))
+			}
+			req.ToolResults = append(req.ToolResults, ToolResult{
+				CallID:  strOf(m.Get("tool_call_id")),
+				Name:    name,
+				Content: rawOf(m.Get("content")),
+				Path:    p + ".content",
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return toolNames(req, doc)
+}
+
+func parseGenerateRequest(req *Request, doc gjson.Result) error {
+	req.Model = strOf(doc.Get("model"))
+	req.Stream = doc.Get("stream").Type != gjson.False
+	if doc.Get("prompt").Type == gjson.String {
+		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "prompt"})
+	}
+	return nil
+}
+
+func parseResponsesRequest(req *Request, doc gjson.Result) error {
+	req.Model = strOf(doc.Get("model"))
+	req.Stream = doc.Get("stream").Type == gjson.True
+	if doc.Get("input").Type == gjson.String {
+		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "input"})
+	} else {
+		err := turns(doc, "input", func(i int, p string, it gjson.Result) error {
+			typ := strOf(it.Get("type"))
+			role := strOf(it.Get("role"))
+			if role == "" {
+				role = typ
+			}
+			req.Turns = append(req.Turns, Turn{Index: i, Role: role, Path: p})
+			switch typ {
+			case "function_call":
+				req.ToolCalls = append(req.ToolCalls, ToolCall{
+					ID:        strOf(it.Get("call_id")),
+					Name:      strOf(it.Get("name")),
+					Arguments: args(it.Get("arguments")),
+				})
+			case "function_call_output":
+				req.ToolResults = append(req.ToolResults, ToolResult{
+					CallID:  strOf(it.Get("call_id")),
+					Content: rawOf(it.Get("output")),
+					Path:    p + ".output",
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return toolNames(req, doc)
+}
+
+func parseAnthropicRequest(req *Request, doc gjson.Result) error {
+	req.Model = strOf(doc.Get("model"))
+	req.Stream = doc.Get("stream").Type == gjson.True
+	err := turns(doc, "messages", func(i int, p string, m gjson.Result) error {
+		req.Turns = append(req.Turns, Turn{Index: i, Role: strOf(m.Get("role")), Path: p})
+		each(m.Get("content"), func(j int, b gjson.Result) {
+			switch strOf(b.Get("type")) {
+			case "tool_use":
+				req.ToolCalls = append(req.ToolCalls, ToolCall{
+					ID:        strOf(b.Get("id")),
+					Name:      strOf(b.Get("name")),
+					Arguments: args(b.Get("input")),
+				})
+			case "tool_result":
+				req.ToolResults = append(req.ToolResults, ToolResult{
+					CallID:  strOf(b.Get("tool_use_id")),
+					Content: rawOf(b.Get("content")),
+					IsError: b.Get("is_error").Type == gjson.True,
+					Path:    p + ".content." + strconv.Itoa(j) + ".content",
+				})
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return toolNames(req, doc)
+}
+
+func parseGeminiRequest(req *Request, doc gjson.Result) error {
+	err := turns(doc, "contents", func(i int, p string, c gjson.Result) error {
+		req.Turns = append(req.Turns, Turn{Index: i, Role: strOf(c.Get("role")), Path: p})
+		each(c.Get("parts"), func(j int, part gjson.Result) {
+			if fc, _ := memberOf(part, "functionCall", "function_call"); fc.IsObject() {
+				req.ToolCalls = append(req.ToolCalls, ToolCall{
+					ID:        strOf(fc.Get("id")),
+					Name:      strOf(fc.Get("name")),
+					Arguments: args(fc.Get("args")),
+				})
+			}
+			if fr, key := memberOf(part, "functionResponse", "function_response"); fr.IsObject() {
+				resp := fr.Get("response")
+				req.ToolResults = append(req.ToolResults, ToolResult{
+					CallID:  strOf(fr.Get("id")),
+					Name:    strOf(fr.Get("name")),
+					Content: rawOf(resp),
+					IsError: resp.Get("error").Exists(),
+					Path:    p + ".parts." + strconv.Itoa(j) + "." + key + ".response",
+				})
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	tools, err := array(doc, "tools")
+	each(tools, func(_ int, t gjson.Result) {
+		decls, _ := memberOf(t, "functionDeclarations", "function_declarations")
+		each(decls, func(_ int, d gjson.Result) {
+			if n := strOf(d.Get("name")); n != "" {
+				req.Tools = append(req.Tools, n)
+			}
+		})
+	})
+	return err
+}
+
+// rawOf returns the raw JSON text of r, or nil if r does not exist.
+func rawOf(r gjson.Result) []byte {
+	if !r.Exists() {
+		return nil
+	}
+	return []byte(r.Raw)
+}
+
+// turnsKey is the member holding the conversation for a kind.
+func turnsKey(kind Kind) string {
+	switch kind {
+	case KindOpenAIChat, KindAnthropicMessages, KindOllama:
+		return "messages"
+	case KindOpenAIResponses:
+		return "input"
+	case KindGemini:
+		return "contents"
+	}
+	return ""
+}
+
+// DescribePath names, in conversation terms, the turn that a gjson path in a
+// request body falls in: "messages[3] (user)" for "messages.3.content",
+// "contents[2] (model)", "input[1] (function_call_output)", or "input
+// (user)" for a Responses input that is one string. The role is left out
+// when the turn has none. It returns "" when the path is not inside a turn
+// or the body is not JSON.
+func DescribePath(kind Kind, body []byte, path string) string {
+	key := turnsKey(kind)
+	if key == "" || checkJSON(body) != nil {
+		return ""
+	}
+	if path == key && kind == KindOpenAIResponses && gjson.GetBytes(body, key).Type == gjson.String {
+		return key + " (user)"
+	}
+	rest, ok := strings.CutPrefix(path, key+".")
+	if !ok {
+		return ""
+	}
+	idx, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(idx)
+	if err != nil || n < 0 || strconv.Itoa(n) != idx {
+		return ""
+	}
+	turn := gjson.GetBytes(body, key+"."+idx)
+	if !turn.IsObject() {
+		return ""
+	}
+	role := strOf(turn.Get("role"))
+	if role == "" && kind == KindOpenAIResponses {
+		role = strOf(turn.Get("type"))
+	}
+	desc := key + "[" + idx + "]"
+	if role != "" {
+		desc += " (" + role + ")"
+	}
+	return desc
+}

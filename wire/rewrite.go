@@ -1,0 +1,327 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+)
+
+// RewriteCallIDs replaces tool call ids in a request body or in a response
+// body (streamed or not): every id that is a key of ids becomes its value,
+// wherever the API carries it:
+//
+//   - OpenAI chat: tool_calls[].id in messages, choices[].message and
+//     choices[].delta; a tool message's tool_call_id.
+//   - Responses: call_id of function_call and function_call_output items, in
+//     input[], output[], stream events' item and response.output[].
+//   - Anthropic: tool_use id (messages, content[], message_start,
+//     content_block_start); tool_result tool_use_id.
+//   - Gemini: functionCall.id and functionResponse.id (and their snake_case
+//     spellings) in contents[] and candidates[].
+//   - Ollama: tool_calls[].id in messages and message; a tool message's
+//     tool_call_id.
+//
+// Only the id string tokens change: a stream keeps its framing, its events
+// and their order, and every byte outside the rewritten values.
+//
+// # Calls without ids
+//
+// Gemini calls, and Ollama calls as documented, usually carry no id. Such a
+// call is addressed by the key SyntheticID(name, n) = "#<name>#<n>": the n-th
+// call (n from 1) to function name among the calls of this body that have no
+// id (absent, null, "" or not a string), counted in body order across all
+// events of a stream. When ids has that key, the call gets an id member
+// ("id", inserted after the call object's last member, or replacing the
+// null or empty value). In a request the results are counted the same way,
+// separately: the n-th id-less result for name (a Gemini functionResponse
+// without id, an Ollama tool message without tool_call_id whose tool_name is
+// name) gets the same id ("id", or "tool_call_id" for Ollama), so that a call
+// and its answer keep pairing. ToolCall.ID and ToolResult.CallID read "" for
+// these, in the same order, so the n-th such entry with a given Name is the
+// one addressed.
+//
+// KindGeneric and KindEmbeddings bodies carry no calls and come back
+// unchanged, as does any body when ids is empty (the result may then share
+// memory with body). A body or event that is not JSON is ErrMalformed; an
+// unknown kind, ErrUnsupported.
+func RewriteCallIDs(kind Kind, f Framing, body []byte, ids map[string]string) ([]byte, error) {
+	switch kind {
+	case KindGeneric, KindEmbeddings:
+		return body, nil
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
+	default:
+		return nil, fmt.Errorf("%s: rewrite call ids: %w: unknown API kind", kind, ErrUnsupported)
+	}
+	if len(ids) == 0 {
+		return body, nil
+	}
+	rw := rewriter{ids: ids, calls: map[string]int{}, results: map[string]int{}}
+	var bad error
+	err := eachDoc(kind, f, body, func(doc gjson.Result, at func(int) int) {
+		idSites(kind, doc, func(s idSite) {
+			e, ok := rw.edit(s)
+			if !ok || bad != nil {
+				return
+			}
+			n := e.end - e.start
+			e.start = at(e.start)
+			e.end = e.start + n
+			if e.end > len(body) || (n > 0 && !bytes.Equal(body[e.start:e.end], []byte(s.val.Raw))) {
+				bad = fmt.Errorf("id at byte %d: position lost", e.start)
+				return
+			}
+			rw.edits = append(rw.edits, e)
+		})
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: rewrite call ids: %w: %v", kind, ErrMalformed, err)
+	}
+	return applyEdits(body, rw.edits), nil
+}
+
+// idSite is a place where a call id is (or, for id-less calls, could be).
+type idSite struct {
+	val    gjson.Result // the id value; may not exist
+	obj    gjson.Result // the object holding it
+	key    string       // its member name
+	name   string       // the function name, for synthetic ids
+	result bool         // a result's reference to a call, counted apart
+	synth  bool         // an id-less site may take a synthetic id
+}
+
+// idSites calls emit for each id site of one document, in document order.
+func idSites(kind Kind, doc gjson.Result, emit func(idSite)) {
+	site := func(obj gjson.Result, key string) idSite {
+		return idSite{val: obj.Get(key), obj: obj, key: key}
+	}
+	switch kind {
+	case KindOpenAIChat:
+		each(doc.Get("messages"), func(_ int, m gjson.Result) {
+			each(m.Get("tool_calls"), func(_ int, tc gjson.Result) { emit(site(tc, "id")) })
+			if strOf(m.Get("role")) == "tool" {
+				emit(site(m, "tool_call_id"))
+			}
+		})
+		each(doc.Get("choices"), func(_ int, ch gjson.Result) {
+			each(ch.Get("message.tool_calls"), func(_ int, tc gjson.Result) { emit(site(tc, "id")) })
+			each(ch.Get("delta.tool_calls"), func(_ int, tc gjson.Result) { emit(site(tc, "id")) })
+		})
+	case KindOllama:
+		call := func(_ int, tc gjson.Result) {
+			s := site(tc, "id")
+			s.name, s.synth = strOf(tc.Get("function.name")), true
+			emit(s)
+		}
+		each(doc.Get("messages"), func(_ int, m gjson.Result) {
+			each(m.Get("tool_calls"), call)
+			if strOf(m.Get("role")) == "tool" {
+				s := site(m, "tool_call_id")
+				s.name, s.result, s.synth = strOf(m.Get("tool_name")), true, true
+				emit(s)
+			}
+		})
+		each(doc.Get("message.tool_calls"), call)
+	case KindOpenAIResponses:
+		item := func(_ int, it gjson.Result) {
+			switch strOf(it.Get("type")) {
+			case "function_call":
+				emit(site(it, "call_id"))
+			case "function_call_output":
+				s := site(it, "call_id")
+				s.result = true
+				emit(s)
+			}
+		}
+		each(doc.Get("input"), item)
+		each(doc.Get("output"), item)
+		if it := doc.Get("item"); it.IsObject() {
+			item(0, it)
+		}
+		each(doc.Get("response.output"), item)
+	case KindAnthropicMessages:
+		block := func(_ int, b gjson.Result) {
+			switch strOf(b.Get("type")) {
+			case "tool_use":
+				emit(site(b, "id"))
+			case "tool_result":
+				s := site(b, "tool_use_id")
+				s.result = true
+				emit(s)
+			}
+		}
+		each(doc.Get("messages"), func(_ int, m gjson.Result) { each(m.Get("content"), block) })
+		each(doc.Get("content"), block)
+		each(doc.Get("message.content"), block)
+		if cb := doc.Get("content_block"); cb.IsObject() {
+			block(0, cb)
+		}
+	case KindGemini:
+		parts := func(_ int, p gjson.Result) {
+			if fc, _ := memberOf(p, "functionCall", "function_call"); fc.IsObject() {
+				s := site(fc, "id")
+				s.name, s.synth = strOf(fc.Get("name")), true
+				emit(s)
+			}
+			if fr, _ := memberOf(p, "functionResponse", "function_response"); fr.IsObject() {
+				s := site(fr, "id")
+				s.name, s.result, s.synth = strOf(fr.Get("name")), true, true
+				emit(s)
+			}
+		}
+		one := func(_ int, d gjson.Result) {
+			each(d.Get("contents"), func(_ int, c gjson.Result) { each(c.Get("parts"), parts) })
+			each(d.Get("candidates"), func(_ int, c gjson.Result) { each(c.Get("content.parts"), parts) })
+		}
+		if doc.IsArray() {
+			each(doc, one)
+		} else {
+			one(0, doc)
+		}
+	}
+}
+
+// edit replaces body[start:end] by text (an insertion when start == end).
+type edit struct {
+	start, end int
+	text       []byte
+}
+
+// rewriter decides the edit for each id site, counting id-less sites.
+type rewriter struct {
+	ids            map[string]string
+	calls, results map[string]int // id-less sites seen, by function name
+	edits          []edit
+}
+
+func (rw *rewriter) edit(s idSite) (edit, bool) {
+	if id := strOf(s.val); id != "" {
+		to, ok := rw.ids[id]
+		if !ok {
+			return edit{}, false
+		}
+		return edit{s.val.Index, s.val.Index + len(s.val.Raw), quote(to)}, true
+	}
+	if !s.synth {
+		return edit{}, false
+	}
+	count := rw.calls
+	if s.result {
+		count = rw.results
+	}
+	count[s.name]++
+	to, ok := rw.ids[SyntheticID(s.name, count[s.name])]
+	switch {
+	case !ok:
+		return edit{}, false
+	case s.val.Exists():
+		return edit{s.val.Index, s.val.Index + len(s.val.Raw), quote(to)}, true
+	case !s.obj.IsObject():
+		return edit{}, false
+	}
+	member := append(quote(s.key), ':')
+	member = append(member, quote(to)...)
+	last := -1
+	s.obj.ForEach(func(_, v gjson.Result) bool {
+		last = v.Index + len(v.Raw)
+		return true
+	})
+	if last < 0 {
+		return edit{s.obj.Index + 1, s.obj.Index + 1, member}, true
+	}
+	return edit{last, last, append([]byte{','}, member...)}, true
+}
+
+// applyEdits returns body with the edits made.
+func applyEdits(body []byte, edits []edit) []byte {
+	if len(edits) == 0 {
+		return body
+	}
+	slices.SortStableFunc(edits, func(a, b edit) int { return a.start - b.start })
+	n := len(body)
+	for _, e := range edits {
+		n += len(e.text) - (e.end - e.start)
+	}
+	out := make([]byte, 0, n)
+	pos := 0
+	for _, e := range edits {
+		if e.start < pos {
+			continue // overlapping; cannot happen for distinct sites
+		}
+		out = append(out, body[pos:e.start]...)
+		out = append(out, e.text...)
+		pos = e.end
+	}
+	return append(out, body[pos:]...)
+}
+
+// SetToolResult rewrites the result of call callID in a request body to
+// content, which must be JSON. Where the wire carries the result as a string
+// (OpenAI chat content, Responses output, Ollama content, Anthropic
+// tool_result content) the value becomes a JSON string holding the compact
+// JSON of content; for Gemini, functionResponse.response becomes the compact
+// content, which must then be an object. Nothing else changes: other fields
+// (is_error included) and every byte outside the value stay as they were.
+//
+// callID is the result's CallID, or a SyntheticID to address the n-th id-less
+// result for a function name (see RewriteCallIDs). If several results answer
+// callID, all are set. No such result is an error wrapping ErrNotFound; a
+// kind without tool results (embeddings, generic, unknown) is ErrUnsupported.
+func SetToolResult(kind Kind, body []byte, callID string, content []byte) ([]byte, error) {
+	switch kind {
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
+	default:
+		return nil, fmt.Errorf("%s: set tool result: %w: no tool results in this API", kind, ErrUnsupported)
+	}
+	var compact bytes.Buffer
+	if d, _ := depth(content); d > maxDepth {
+		return nil, fmt.Errorf("%s: set tool result %q: %w: content nested deeper than %d", kind, callID, ErrMalformed, maxDepth)
+	}
+	if err := json.Compact(&compact, content); err != nil {
+		return nil, fmt.Errorf("%s: set tool result %q: %w: content: %v", kind, callID, ErrMalformed, err)
+	}
+	value := compact.Bytes()
+	if kind == KindGemini {
+		if value[0] != '{' {
+			return nil, fmt.Errorf("%s: set tool result %q: %w: functionResponse.response must be a JSON object", kind, callID, ErrMalformed)
+		}
+	} else {
+		value = quote(compact.String())
+	}
+	req, err := ParseRequest(kind, "", body)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, r := range req.ToolResults {
+		if r.CallID == callID && callID != "" {
+			paths = append(paths, r.Path)
+		}
+	}
+	if name, n, ok := parseSynthetic(callID); ok && len(paths) == 0 {
+		for _, r := range req.ToolResults {
+			if r.CallID == "" && r.Name == name {
+				if n--; n == 0 {
+					paths = append(paths, r.Path)
+					break
+				}
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: set tool result %q: %w: no tool result answers that call", kind, callID, ErrNotFound)
+	}
+	out := body
+	for _, p := range paths {
+		if out, err = sjson.SetRawBytes(out, p, value); err != nil {
+			return nil, fmt.Errorf("%s: set tool result %q: %s: %w: %v", kind, callID, p, ErrMalformed, err)
+		}
+	}
+	return out, nil
+}
