@@ -144,14 +144,18 @@ func (s *Store) init(version string) error {
 		}
 		return true, nil
 	}
+	// A read transaction first: opening an existing cassette writes nothing.
+	var ready bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		ready, err = check(tx)
+		return err
+	})
+	if err != nil || ready {
+		return err
+	}
 	if s.readOnly {
-		return s.db.View(func(tx *bolt.Tx) error {
-			ok, err := check(tx)
-			if err == nil && !ok {
-				err = fmt.Errorf("open cassette %s: empty bbolt file: %w", s.path, ErrNotCassette)
-			}
-			return err
-		})
+		return fmt.Errorf("open cassette %s: empty bbolt file: %w", s.path, ErrNotCassette)
 	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		ok, err := check(tx)

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -201,5 +202,28 @@ func TestReplaceIsWhole(t *testing.T) {
 	}
 	if err := s.Replace(store.Contents{Records: []store.Record{{ID: 5}}}); err == nil {
 		t.Error("Replace with a gap in ids succeeded")
+	}
+}
+
+func TestOpenWritesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Append("k", "s", value("v"))
+	s.Close()
+	before, _ := os.ReadFile(path)
+	for _, ro := range []bool{false, true} {
+		s, err := store.Open(path, &store.Options{ReadOnly: ro})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Lookup("k")
+		s.Close()
+		after, _ := os.ReadFile(path)
+		if !bytes.Equal(before, after) {
+			t.Errorf("Open(readonly=%v) and a lookup changed the file", ro)
+		}
 	}
 }
