@@ -89,13 +89,9 @@ func parseHTTP(raw []byte) (int, http.Header, []byte, error) {
 	}
 	h := http.Header{}
 	for len(rest) > 0 {
-		var more bool
-		line, rest, more = cutLine(rest)
+		line, rest, _ = cutLine(rest)
 		if len(line) == 0 {
-			if !more {
-				rest = nil
-			}
-			break
+			break // the body follows
 		}
 		k, v, ok := strings.Cut(string(line), ":")
 		if !ok || strings.TrimSpace(k) == "" {

@@ -14,8 +14,9 @@
 //
 // # Upstreams and scripts
 //
-// [New] starts an [Upstream]: an httptest server on loopback that counts and
-// records every request and lets a [Script] choose each answer. The ready
+// [New] starts an [Upstream] for a test ([Start] for other code): an httptest
+// server on loopback that counts and records every request and lets a
+// [Script] choose each answer. The ready
 // scripts [OpenAIChat], [OpenAIResponses], [AnthropicMessages], [Gemini] and
 // [Ollama] play a two-turn tool loop described by a [ToolLoop]: a request that
 // carries no tool result yet gets a tool call, one that does gets the final

@@ -60,8 +60,7 @@ type chatUsage struct {
 }
 
 func newChatUsage(prompt, completion int) chatUsage {
-	u := chatUsage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
-	return u
+	return chatUsage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 }
 
 type chatCompletion struct {

@@ -20,7 +20,7 @@ const (
 func providerOfPath(path string) provider {
 	switch {
 	case strings.Contains(path, ":generateContent"), strings.Contains(path, ":streamGenerateContent"),
-		strings.HasPrefix(path, "/v1beta/"), strings.Contains(path, "/v1beta/"):
+		strings.Contains(path, "/v1beta/"):
 		return gemini
 	case strings.HasSuffix(path, "/messages"), strings.Contains(path, "/v1/messages/"):
 		return anthropic
@@ -50,8 +50,8 @@ func providerHeader(p provider, stream bool) http.Header {
 	switch p {
 	case openAI:
 		if stream {
-			// Captured on a streamed Responses call; Chat Completions streams
-			// carry the same set.
+			// The one captured OpenAI stream header set (a Responses call);
+			// it serves for Chat Completions streams too.
 			return servable(CapturedHeaders("openai-responses-stream-functioncall.response.headers.txt"))
 		}
 		return servable(CapturedHeaders("openai-chat-toolcalls.response.headers.txt"))
@@ -107,16 +107,14 @@ func apiError(p provider, status int, msg string) *Response {
 		}
 		h.Set("Content-Type", "application/json")
 		h.Set("X-Should-Retry", "false")
-		body = marshal(struct {
-			Type  string `json:"type"`
-			Error struct {
-				Type    string `json:"type"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}{Type: "error", Error: struct {
+		type detail struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
-		}{typ, msg}})
+		}
+		body = marshal(struct {
+			Type  string `json:"type"`
+			Error detail `json:"error"`
+		}{"error", detail{typ, msg}})
 	case gemini:
 		st := "INVALID_ARGUMENT"
 		if status == http.StatusNotFound {

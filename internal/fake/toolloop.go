@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -72,7 +73,7 @@ type seq struct {
 	n    uint64
 }
 
-// newSeq seeds a stream from the loop, the API and the turn.
+// seq seeds a stream from the loop, the API and the turn.
 func (l loop) seq(api string, turn int) *seq {
 	return &seq{seed: fmt.Sprintf("%s\x00%d\x00%s\x00%s\x00%s\x00%s", api, turn, l.Tool, l.Args, l.CallID, l.Answer)}
 }
@@ -260,7 +261,7 @@ func quoted(s string) json.RawMessage { return marshal(s) }
 // when it is not JSON.
 func jsonBody(p provider, body []byte, v any) *Response {
 	if err := json.Unmarshal(body, v); err != nil {
-		return apiError(p, 400, fmt.Sprintf("We could not parse the JSON body of your request: %v", err))
+		return apiError(p, http.StatusBadRequest, fmt.Sprintf("the request body is not valid JSON: %v", err))
 	}
 	return nil
 }

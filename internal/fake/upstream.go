@@ -253,8 +253,14 @@ func (u *Upstream) write(w http.ResponseWriter, r *http.Request, resp *Response)
 			reset(rc)
 			return
 		}
-		if u.cfg.delay > 0 && !u.wait(r, u.cfg.delay) {
-			return
+		if u.cfg.delay > 0 {
+			switch u.wait(r, u.cfg.delay) {
+			case clientLeft:
+				return
+			case upstreamClosed:
+				reset(rc) // a clean end would pass for a complete stream
+				return
+			}
 		}
 		if _, err := w.Write(ev); err != nil {
 			return
@@ -268,17 +274,25 @@ func (u *Upstream) write(w http.ResponseWriter, r *http.Request, resp *Response)
 	}
 }
 
+type waited int
+
+const (
+	slept waited = iota
+	clientLeft
+	upstreamClosed
+)
+
 // wait sleeps d unless the client leaves or the upstream closes first.
-func (u *Upstream) wait(r *http.Request, d time.Duration) bool {
+func (u *Upstream) wait(r *http.Request, d time.Duration) waited {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return true
+		return slept
 	case <-r.Context().Done():
-		return false
+		return clientLeft
 	case <-u.done:
-		return false
+		return upstreamClosed
 	}
 }
 
