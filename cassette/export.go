@@ -155,6 +155,9 @@ func describeJSONError(data []byte, err error) string {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "unexpected end of file"
 	}
+	if where, ok := locateBody(data); ok {
+		return where + ": " + err.Error()
+	}
 	return err.Error()
 }
 

@@ -117,6 +117,10 @@ func (b *Body) UnmarshalJSON(data []byte) error {
 		*b = nil
 		return nil
 	case len(data) > 0 && data[0] == '"':
+		if raw, ok := unquote(data); ok {
+			*b = raw
+			return nil
+		}
 		var s string
 		if err := json.Unmarshal(data, &s); err != nil {
 			return err
@@ -155,6 +159,9 @@ func encode(i *Interaction) ([]byte, error) {
 }
 
 func decode(id uint64, v []byte) (*Interaction, error) {
+	if i, ok := decodeFast(v); ok {
+		return i, nil
+	}
 	var i Interaction
 	if err := json.Unmarshal(v, &i); err != nil {
 		return nil, fmt.Errorf("interaction %d: %w", id, err)

@@ -2,7 +2,7 @@ package match
 
 import (
 	"math/big"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,22 +85,61 @@ func (w *walker) all() []int {
 
 // canon appends the canonical form of v to b.
 func (w *walker) canon(b []byte, v gjson.Result, live []int, depth int) []byte {
+	var st canonState
+	return w.canonInto(&st, b, v, live, depth)
+}
+
+// canonState is the scratch space of one canonicalisation: the members of
+// the objects being sorted and the live pattern sets, kept as stacks so
+// that a whole body costs a few allocations instead of several per value.
+type canonState struct {
+	kvs  []member
+	live []int
+}
+
+type member struct {
+	k string
+	v gjson.Result
+}
+
+// advanceInto is advance with the next live set pushed onto st.live; the
+// caller truncates st.live back to its length before the call.
+func (w *walker) advanceInto(st *canonState, live []int, depth int, seg string, index bool) (next []int, ignored bool) {
+	base := len(st.live)
+	for _, pi := range live {
+		p := w.patterns[pi]
+		if depth >= len(p) || !p.matchSeg(depth, seg, index) {
+			continue
+		}
+		if depth == len(p)-1 {
+			st.live = st.live[:base]
+			return nil, true
+		}
+		st.live = append(st.live, pi)
+	}
+	if len(st.live) == base {
+		return nil, false
+	}
+	return st.live[base:len(st.live):len(st.live)], false
+}
+
+func (w *walker) canonInto(st *canonState, b []byte, v gjson.Result, live []int, depth int) []byte {
 	switch {
 	case v.IsObject():
-		type kv struct {
-			k string
-			v gjson.Result
-		}
-		var kvs []kv
+		// Children push their own members after these, so this object's
+		// stay put (or stay in the old array if the stack grows).
+		base := len(st.kvs)
 		v.ForEach(func(k, val gjson.Result) bool {
-			kvs = append(kvs, kv{k.String(), val})
+			st.kvs = append(st.kvs, member{k.String(), val})
 			return true
 		})
-		sort.SliceStable(kvs, func(i, j int) bool { return kvs[i].k < kvs[j].k })
+		kvs := st.kvs[base:len(st.kvs):len(st.kvs)]
+		slices.SortStableFunc(kvs, func(x, y member) int { return strings.Compare(x.k, y.k) })
 		b = append(b, '{')
 		first := true
 		for _, e := range kvs {
-			next, ignored := w.advance(live, depth, e.k, false)
+			mark := len(st.live)
+			next, ignored := w.advanceInto(st, live, depth, e.k, false)
 			if ignored {
 				continue
 			}
@@ -108,48 +147,86 @@ func (w *walker) canon(b []byte, v gjson.Result, live []int, depth int) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = strconv.AppendQuote(b, e.k)
+			b = appendQuote(b, e.k)
 			b = append(b, ':')
-			b = w.canon(b, e.v, next, depth+1)
+			b = w.canonInto(st, b, e.v, next, depth+1)
+			st.live = st.live[:mark]
 		}
+		st.kvs = st.kvs[:base]
 		return append(b, '}')
 	case v.IsArray():
 		b = append(b, '[')
 		n := 0
 		first := true
 		v.ForEach(func(_, val gjson.Result) bool {
-			next, ignored := w.advance(live, depth, strconv.Itoa(n), true)
-			n++
-			if ignored {
-				return true
+			var next []int
+			mark := len(st.live)
+			if len(live) > 0 {
+				var ignored bool
+				next, ignored = w.advanceInto(st, live, depth, strconv.Itoa(n), true)
+				if ignored {
+					n++
+					return true
+				}
 			}
+			n++
 			if !first {
 				b = append(b, ',')
 			}
 			first = false
-			b = w.canon(b, val, next, depth+1)
+			b = w.canonInto(st, b, val, next, depth+1)
+			st.live = st.live[:mark]
 			return true
 		})
 		return append(b, ']')
 	}
-	return append(b, leaf(v)...)
+	return appendLeaf(b, v)
 }
 
-// leaf is the canonical spelling of a scalar.
-func leaf(v gjson.Result) string {
+// appendQuote appends s quoted exactly as strconv.AppendQuote does (the
+// canonical form, and so every match key, depends on it), with a fast path
+// for printable ASCII, where that quoting only escapes '"' and '\\'.
+func appendQuote(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexAny(s, `"\\`)
+		if i < 0 {
+			break
+		}
+		b = append(b, s[:i]...)
+		b = append(b, '\\', s[i])
+		s = s[i+1:]
+	}
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendLeaf appends the canonical spelling of a scalar.
+func appendLeaf(b []byte, v gjson.Result) []byte {
 	switch v.Type {
 	case gjson.String:
-		return strconv.Quote(v.Str)
+		return appendQuote(b, v.Str)
 	case gjson.Number:
-		return canonNumber(v.Raw)
+		if isPlainInt(v.Raw) {
+			if v.Raw == "-0" {
+				return append(b, '0')
+			}
+			return append(b, v.Raw...)
+		}
+		return append(b, canonNumber(v.Raw)...)
 	case gjson.True:
-		return "true"
+		return append(b, "true"...)
 	case gjson.False:
-		return "false"
+		return append(b, "false"...)
 	case gjson.Null:
-		return "null"
+		return append(b, "null"...)
 	}
-	return v.Raw
+	return append(b, v.Raw...)
 }
 
 func canonNumber(raw string) string {

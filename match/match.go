@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -130,12 +131,21 @@ func jsonBody(r *Request) (bool, error) {
 		return false, nil
 	}
 	declared := false
-	if ct := r.Header.Get("Content-Type"); ct != "" {
+	if ct := r.Header.Get("Content-Type"); ct == "application/json" || strings.HasPrefix(ct, "application/json;") {
+		declared = true // the usual spelling, without parsing its parameters
+	} else if ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
 			declared = true
 		}
 	}
 	llm := r.Kind != "" && r.Kind != "generic"
+	if deeper(r.Body, MaxDepth) {
+		// Before the validator, which recurses once per level.
+		if declared || llm {
+			return false, fmt.Errorf("%s %s: body nests arrays and objects deeper than %d levels: %w", r.Method, r.Path, MaxDepth, ErrTooDeep)
+		}
+		return false, nil // compared by bytes
+	}
 	valid := gjson.ValidBytes(r.Body)
 	if (declared || llm) && !valid {
 		return false, fmt.Errorf("%s %s: %w", r.Method, r.Path, ErrMalformedJSON)
@@ -167,11 +177,20 @@ func (m *Matcher) CanonicalBody(r *Request) ([]byte, error) {
 	if !isJSON {
 		return r.Body, nil
 	}
+	return m.appendCanonical(make([]byte, 0, len(r.Body)), r), nil
+}
+
+// appendCanonical appends the canonical form of a JSON body.
+func (m *Matcher) appendCanonical(b []byte, r *Request) []byte {
 	w := m.walker(r.Kind)
-	return w.canon(make([]byte, 0, len(r.Body)), gjson.ParseBytes(r.Body), w.all(), 0), nil
+	var st canonState
+	return w.canonInto(&st, b, gjson.ParseBytes(r.Body), w.all(), 0)
 }
 
 func (m *Matcher) canonQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
 		return raw
@@ -203,24 +222,49 @@ func (m *Matcher) canonQuery(raw string) string {
 // A body that should be JSON and does not parse is an error wrapping
 // ErrMalformedJSON.
 func (m *Matcher) Key(r *Request) (string, error) {
-	body, err := m.CanonicalBody(r)
+	isJSON, err := jsonBody(r)
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	for _, part := range []string{strings.ToUpper(r.Method), r.Upstream, r.Path, m.canonQuery(r.Query)} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
+	// The hash input is the request's parts, each ended by a NUL, the
+	// compared headers, then the canonical body: built in one pooled buffer
+	// and hashed at once.
+	bp := keyBuffers.Get().(*[]byte)
+	defer keyBuffers.Put(bp)
+	b := (*bp)[:0]
+	for _, part := range [...]string{strings.ToUpper(r.Method), r.Upstream, r.Path, m.canonQuery(r.Query)} {
+		b = append(b, part...)
+		b = append(b, 0)
 	}
 	for _, name := range m.headers {
-		h.Write([]byte(name))
-		h.Write([]byte{':'})
-		h.Write([]byte(strings.Join(r.Header.Values(name), "\x01")))
-		h.Write([]byte{0})
+		b = append(b, name...)
+		b = append(b, ':')
+		for i, v := range r.Header.Values(name) {
+			if i > 0 {
+				b = append(b, 1)
+			}
+			b = append(b, v...)
+		}
+		b = append(b, 0)
 	}
-	h.Write(body)
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if isJSON {
+		b = m.appendCanonical(b, r)
+	} else {
+		b = append(b, r.Body...)
+	}
+	sum := sha256.Sum256(b)
+	if cap(b) <= maxPooledKeyBuffer {
+		*bp = b
+	}
+	return hex.EncodeToString(sum[:]), nil
 }
+
+// keyBuffers hold the hash input of Key between calls.
+var keyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledKeyBuffer bounds the buffers kept in keyBuffers, so that one
+// huge request does not pin its size in memory.
+const maxPooledKeyBuffer = 1 << 20
 
 // Shape is the coarse form of a request (method, upstream, path) under which
 // miss diagnostics look for the closest recording.

@@ -1,9 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -54,15 +57,33 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "mode": s.cfg.Mode.String()})
 }
 
-// apiTape is the cassette an API request is about: the server's, or the one
-// named by the X-Llmproxy-Cassette header or the "cassette" query parameter.
+// apiTape is the cassette an API request is about: the server's, or, with
+// a CassetteDir, the one named by the X-Llmproxy-Cassette header or the
+// "cassette" query parameter. The API never creates a cassette: one that
+// does not exist is a 404.
 func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
-	if s.cfg.Cassette == nil && r.Header.Get(CassetteHeader) == "" && r.URL.Query().Get("cassette") != "" {
-		r.Header.Set(CassetteHeader, r.URL.Query().Get("cassette"))
+	if s.cfg.Cassette != nil {
+		t, err := s.mainTape()
+		if err != nil {
+			apiError(w, http.StatusServiceUnavailable, "cassette_error", err.Error())
+			return nil, false
+		}
+		return t, true
 	}
-	t, err := s.tapeFor(r)
-	if err != nil {
-		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+	name := r.Header.Get(CassetteHeader)
+	if name == "" {
+		name = r.URL.Query().Get("cassette")
+	}
+	t, err := s.openTape(r.Context(), name, false)
+	switch {
+	case errors.Is(err, errNoCassette):
+		apiError(w, http.StatusNotFound, "not_found", err.Error())
+		return nil, false
+	case errors.Is(err, ErrBadCassetteName):
+		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error()+" (or the query parameter cassette)")
+		return nil, false
+	case err != nil:
+		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
 		return nil, false
 	}
 	return t, true
@@ -70,16 +91,71 @@ func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 
 // Summary is the short form of an interaction, for listings.
 type Summary struct {
-	ID        uint64          `json:"id"`
-	Upstream  string          `json:"upstream"`
-	Provider  string          `json:"provider,omitempty"`
-	Kind      string          `json:"kind"`
-	Method    string          `json:"method"`
-	Path      string          `json:"path"`
-	Status    int             `json:"status"`
-	Stream    bool            `json:"stream"`
-	ToolCalls []wire.ToolCall `json:"tool_calls,omitempty"`
-	Consumed  *bool           `json:"consumed,omitempty"`
+	ID        uint64     `json:"id"`
+	Upstream  string     `json:"upstream"`
+	Provider  string     `json:"provider,omitempty"`
+	Kind      string     `json:"kind"`
+	Method    string     `json:"method"`
+	Path      string     `json:"path"`
+	Status    int        `json:"status"`
+	Stream    bool       `json:"stream"`
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	Consumed  *bool      `json:"consumed,omitempty"`
+}
+
+// ToolCall is a tool call a response made, as the API shows it.
+type ToolCall struct {
+	// ID is the call id on the wire ("" when the provider sends none).
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the arguments object; arguments that are not valid JSON
+	// (a truncated stream) are shown as a JSON string.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResult is a tool result a request sent, as the API shows it.
+type ToolResult struct {
+	// ID is the id of the call it answers ("" when the provider sends none).
+	ID   string `json:"id"`
+	Name string `json:"name,omitempty"`
+	// Content is the JSON value sent as the result, as sent: a JSON string
+	// stays a string, an array of content blocks stays an array.
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// rawJSON shows b as JSON: itself when it is valid JSON, else as a string.
+func rawJSON(b []byte, empty string) json.RawMessage {
+	switch {
+	case len(b) == 0:
+		return json.RawMessage(empty)
+	case json.Valid(b):
+		return json.RawMessage(b)
+	}
+	q, _ := json.Marshal(string(b))
+	return q
+}
+
+func toolCalls(calls []wire.ToolCall) []ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]ToolCall, len(calls))
+	for n, c := range calls {
+		out[n] = ToolCall{ID: c.ID, Name: c.Name, Arguments: rawJSON(c.Arguments, "{}")}
+	}
+	return out
+}
+
+func toolResults(results []wire.ToolResult) []ToolResult {
+	if len(results) == 0 {
+		return nil
+	}
+	out := make([]ToolResult, len(results))
+	for n, r := range results {
+		out[n] = ToolResult{ID: r.CallID, Name: r.Name, Content: rawJSON(r.Content, "null"), IsError: r.IsError}
+	}
+	return out
 }
 
 // Summarize returns the listing form of an interaction, with the tool calls
@@ -90,7 +166,7 @@ func Summarize(i *cassette.Interaction) Summary {
 		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(),
 	}
 	if resp, err := wire.ParseResponse(wire.Kind(i.Kind), framingOf(i.Response.Framing), i.Response.Bytes()); err == nil {
-		sum.ToolCalls = resp.ToolCalls
+		sum.ToolCalls = toolCalls(resp.ToolCalls)
 	}
 	return sum
 }
@@ -106,6 +182,9 @@ func framingOf(name string) wire.Framing {
 }
 
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
+	if s.journal.settle(r.Context()) != nil {
+		return
+	}
 	t, ok := s.apiTape(w, r)
 	if !ok {
 		return
@@ -126,6 +205,9 @@ func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
+	if s.journal.settle(r.Context()) != nil {
+		return
+	}
 	t, ok := s.apiTape(w, r)
 	if !ok {
 		return
@@ -150,12 +232,16 @@ func (s *Server) Unused(t *tape) ([]Summary, error) {
 	return out, err
 }
 
-// AllUnused lists, per cassette, the interactions not consumed in this process.
+// AllUnused lists, per cassette file, the interactions not consumed in this
+// process: those of Config.Cassette, or those of every cassette of
+// CassetteDir that a request opened.
 func (s *Server) AllUnused() (map[string][]Summary, error) {
 	s.mu.Lock()
 	tapes := make([]*tape, 0, len(s.tapes))
 	for _, t := range s.tapes {
-		tapes = append(tapes, t)
+		if t.ready() {
+			tapes = append(tapes, t)
+		}
 	}
 	s.mu.Unlock()
 	out := map[string][]Summary{}
@@ -171,35 +257,50 @@ func (s *Server) AllUnused() (map[string][]Summary, error) {
 	return out, nil
 }
 
-// logView is a log entry with the tool traffic it carried.
-type logView struct {
-	logEntry
-	ToolCalls   []wire.ToolCall   `json:"tool_calls,omitempty"`
-	ToolResults []wire.ToolResult `json:"tool_results,omitempty"`
-}
-
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
-	entries, dropped := s.journal.snapshot()
 	want := r.URL.Query().Get("cassette")
-	out := []logView{}
-	for _, e := range entries {
-		if want != "" && e.Cassette != want && !strings.HasSuffix(e.Cassette, "/"+want+".cassette") {
-			continue
-		}
-		v := logView{logEntry: e}
-		if e.reqBody != nil {
-			if req, err := wire.ParseRequest(wire.Kind(e.Kind), e.Path, e.reqBody); err == nil {
-				v.ToolResults = req.ToolResults
-			}
-		}
-		if e.Interaction != 0 {
-			if i, err := e.tape.c.Get(e.Interaction); err == nil {
-				v.ToolCalls = Summarize(i).ToolCalls
-			}
-		}
-		out = append(out, v)
+	if want == "" {
+		want = r.Header.Get(CassetteHeader)
+	}
+	out, dropped, err := s.logEntries(r.Context(), want)
+	if err != nil {
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "dropped": dropped})
+}
+
+// Log returns what this process served, oldest first (at most
+// Config.LogLimit entries), as GET /_llmproxy/log shows it. A request whose
+// client already holds its whole answer is in it.
+func (s *Server) Log(ctx context.Context) ([]LogEntry, error) {
+	out, _, err := s.logEntries(ctx, "")
+	return out, err
+}
+
+// logEntries lists the journal, only the entries of cassette want if it is not
+// empty (a file path, or a name under CassetteDir), with the tool calls of
+// each served interaction.
+func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, error) {
+	if err := s.journal.settle(ctx); err != nil {
+		return nil, 0, err
+	}
+	entries, dropped := s.journal.snapshot()
+	// Entries are added as requests end; the log is in the order they
+	// arrived.
+	slices.SortStableFunc(entries, func(a, b LogEntry) int { return a.Time.Compare(b.Time) })
+	out := []LogEntry{}
+	for _, e := range entries {
+		if want != "" && e.Cassette != want && e.name != want {
+			continue
+		}
+		if e.Interaction != 0 && e.tape != nil && e.tape.ready() {
+			if i, err := e.tape.c.Get(e.Interaction); err == nil {
+				e.ToolCalls = Summarize(i).ToolCalls
+			}
+		}
+		out = append(out, e)
+	}
+	return out, dropped, nil
 }
 
 func (s *Server) handleFixture(w http.ResponseWriter, r *http.Request) {
@@ -217,6 +318,11 @@ func (s *Server) handleFixture(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
 		return
 	}
+	content, err := fixtureContent(id, fx)
+	if err != nil {
+		apiError(w, http.StatusInternalServerError, "cassette_error", "llmproxy: cassette "+t.name+": "+err.Error())
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(fx)
+	_, _ = w.Write(content)
 }

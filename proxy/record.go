@@ -54,6 +54,7 @@ func outgoingHeaders(in http.Header) http.Header {
 // record forwards the request, tees the response to the client as it arrives,
 // and appends the interaction once the response completed.
 func (s *Server) record(w http.ResponseWriter, x *exchange) {
+	defer x.tape.arrive(x)()
 	id, ok := s.forward(w, x)
 	if ok && id != 0 && s.cfg.Mode == ModeAuto {
 		x.tape.markConsumed(id)
@@ -79,6 +80,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 	out, err := http.NewRequestWithContext(ctx, x.req.Method, target, bodyReader(x.body))
 	if err != nil {
 		s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err))
+		s.journal.add(x.entry(0, "upstream request: "+err.Error(), http.StatusBadGateway))
 		return 0, false
 	}
 	out.Header = outgoingHeaders(x.req.Header)
@@ -104,6 +106,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 	body, decoded, err := decodeBody(resp)
 	if err != nil {
 		s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err))
+		s.journal.add(x.entry(0, "upstream response: "+err.Error(), http.StatusBadGateway))
 		return 0, false
 	}
 	framing := wire.DetectFraming(resp.Header.Get("Content-Type"))
@@ -196,7 +199,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 		i.Response.Events = t.events
 	}
 	s.redactor.Redact(i)
-	id, err := x.tape.append(i, x.key, s.matcher.Shape(x.mreq))
+	id, err := x.tape.appendInOrder(x, i, s.matcher.Shape(x.mreq))
 	if err != nil {
 		s.log.ErrorContext(x.req.Context(), "cassette write failed", append(x.logArgs, "err", err)...)
 		s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), resp.StatusCode))

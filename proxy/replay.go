@@ -27,7 +27,10 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 	}
 	var exhausted []uint64
 	if len(ids) > 0 {
-		id, repeat, ex := x.tape.acquire(ids, s.cfg.OnExhausted)
+		id, repeat, ex, err := x.tape.acquire(x.req.Context(), ids, s.cfg.OnExhausted)
+		if err != nil {
+			return // the client left while an earlier serve of its request was in flight
+		}
 		if !ex {
 			i, err := x.tape.c.Get(id)
 			if err != nil {
@@ -35,21 +38,29 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 				s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 				return
 			}
-			delivered := s.serve(w, x, i)
+			var settled func()
+			delivered := s.serve(w, x, i, func() { settled = s.journal.begin() })
+			if settled != nil {
+				defer settled()
+			}
 			if !repeat {
 				x.tape.release(id, delivered)
 			}
 			s.log.InfoContext(x.req.Context(), "replayed", append(x.logArgs, "interaction", id, "status", i.Response.Status, "delivered", delivered)...)
-			s.journal.add(x.entry(id, "", i.Response.Status))
+			e := x.entry(id, "", i.Response.Status)
+			e.Repeat, e.Incomplete = repeat, !delivered
+			s.journal.add(e)
 			return
 		}
 		exhausted = ids
 	}
 	if auto {
+		defer s.journal.begin()()
 		s.record(w, x)
 		return
 	}
-	msg := s.explainMiss(x, exhausted)
+	msg := s.explainFixtures(x, s.explainMiss(x, exhausted))
+	s.missed(msg)
 	s.log.WarnContext(x.req.Context(), "miss", append(x.logArgs, "reason", msg)...)
 	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
 	w.Header().Set(MissHeader, "1")
@@ -57,8 +68,9 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 }
 
 // serve writes a recorded response; it reports whether all of it reached
-// the client.
-func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interaction) bool {
+// the client. last is called once, just before the write that completes the
+// response.
+func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interaction, last func()) bool {
 	ctx := x.req.Context()
 	h := w.Header()
 	for k, vs := range i.Response.Headers {
@@ -73,6 +85,9 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interacti
 	if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(i.Response.TTFBMillis))) {
 		return false
 	}
+	if !i.Response.Streamed() || len(i.Response.Events) == 0 {
+		last()
+	}
 	w.WriteHeader(i.Response.Status)
 	rc := http.NewResponseController(w)
 	if !i.Response.Streamed() {
@@ -81,12 +96,15 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interacti
 		}
 		return rc.Flush() == nil
 	}
-	for _, e := range i.Response.Events {
+	for n, e := range i.Response.Events {
 		if contextDone(ctx) {
 			return false
 		}
 		if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(e.AtMillis))) {
 			return false
+		}
+		if n == len(i.Response.Events)-1 {
+			last()
 		}
 		if _, err := w.Write(e.Data); err != nil {
 			return false
@@ -96,6 +114,13 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interacti
 		}
 	}
 	return true
+}
+
+// missed reports a miss to Config.OnMiss.
+func (s *Server) missed(msg string) {
+	if s.cfg.OnMiss != nil {
+		s.cfg.OnMiss(msg)
+	}
 }
 
 func millis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -124,8 +149,12 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 		what = fmt.Sprintf("%s /%s%s", x.req.Method, x.route.name, x.route.path)
 	}
 	if len(exhausted) > 0 {
-		return fmt.Sprintf("llmproxy: cassette %s: every recording of this request (%s) was already served: interactions %s; --on-exhausted is %s",
-			x.tape.name, what, joinIDs(exhausted), s.cfg.OnExhausted)
+		which := "its only recording, interaction " + joinIDs(exhausted)
+		if len(exhausted) > 1 {
+			which = fmt.Sprintf("all %d recordings, interactions %s", len(exhausted), joinIDs(exhausted))
+		}
+		return fmt.Sprintf("llmproxy: cassette %s: this request (%s) was already served from %s; --on-exhausted is %s",
+			x.tape.name, what, which, s.cfg.OnExhausted)
 	}
 	best, diffs, err := s.closest(x)
 	switch {
@@ -193,12 +222,14 @@ func (s *Server) closest(x *exchange) (*cassette.Interaction, []match.Difference
 	bestScore := -1
 	for _, c := range cands {
 		diffs, n := s.matcher.Diff(x.mreq, requestOf(c), 3)
-		score := n
+		// Same API kind first, then fewest differences; on a tie, one not
+		// yet served is the likelier intent than one already served.
+		score := 2 * n
 		if c.Kind != string(x.kind) {
 			score += 1_000_000
 		}
-		if x.tape.isConsumed(c.ID) && n == 0 {
-			score++ // a consumed exact match is less helpful than a fresh near one
+		if x.tape.isConsumed(c.ID) {
+			score++
 		}
 		if bestScore < 0 || score < bestScore {
 			best, bestDiffs, bestScore = c, diffs, score

@@ -21,12 +21,14 @@ import (
 	"github.com/llmproxy/llmproxy/wire"
 )
 
-// DefaultUpstreams are the built-in upstream names of SPEC §3.
+// DefaultUpstreams are the built-in upstream names of SPEC §3, plus a local
+// Ollama server at its default address.
 func DefaultUpstreams() map[string]*url.URL {
 	return map[string]*url.URL{
 		"openai":    mustURL("https://api.openai.com"),
 		"anthropic": mustURL("https://api.anthropic.com"),
 		"gemini":    mustURL("https://generativelanguage.googleapis.com"),
+		"ollama":    mustURL("http://127.0.0.1:11434"),
 	}
 }
 
@@ -86,6 +88,9 @@ type Config struct {
 	Version string
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
+	// OnMiss, when set, is called with the message of every miss in replay
+	// (proxytest fails the test with it). It may be called concurrently.
+	OnMiss func(msg string)
 }
 
 // Server is an http.Handler that records and replays.
@@ -205,7 +210,7 @@ func (s *Server) Close() error {
 	var errs []error
 	for name, t := range s.tapes {
 		if name != "" {
-			errs = append(errs, t.c.Close())
+			errs = append(errs, t.close())
 		}
 	}
 	s.tapes = map[string]*tape{}
@@ -223,9 +228,10 @@ func (s *Server) routes() *mux.Router {
 	api.HandleFunc("/log", s.handleLog).Methods(http.MethodGet)
 	api.HandleFunc("/unused", s.handleUnused).Methods(http.MethodGet)
 	api.HandleFunc("/fixtures/{call_id}", s.handleFixture).Methods(http.MethodGet)
-	api.NotFoundHandler = http.HandlerFunc(s.handleAPINotFound)
-	api.MethodNotAllowedHandler = http.HandlerFunc(s.handleAPINotFound)
-	r.Path("/_llmproxy").HandlerFunc(s.handleAPINotFound)
+	// gorilla/mux runs no middleware for these: the token guards them too.
+	api.NotFoundHandler = s.adminAuth(http.HandlerFunc(s.handleAPINotFound))
+	api.MethodNotAllowedHandler = s.adminAuth(http.HandlerFunc(s.handleAPINotFound))
+	r.Path("/_llmproxy").Handler(s.adminAuth(http.HandlerFunc(s.handleAPINotFound)))
 	r.PathPrefix("/").HandlerFunc(s.handleProxy)
 	return r
 }
@@ -268,11 +274,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	kind := wire.Detect(r.Method, rt.path)
 	t, err := s.tapeFor(r)
 	if err != nil {
-		status := http.StatusInternalServerError
-		if errors.Is(err, ErrBadCassetteName) {
-			status = http.StatusBadRequest
-		}
-		s.fail(w, kind, status, "invalid_request_error", err.Error())
+		s.failTape(w, r, kind, err)
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
@@ -298,9 +300,13 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.journal.add(logEntry{Time: start, Cassette: t.name, Method: r.Method, Path: rt.path, Kind: string(kind), Miss: err.Error()})
 		return
 	}
-	x.logArgs = []any{"cassette", t.name, "api", string(kind), "method", r.Method, "path", rt.path}
+	if s.cfg.Mode == ModeReplay {
+		s.recordedRoute(x)
+	}
+	x.logArgs = []any{"cassette", t.name, "api", string(x.kind), "method", r.Method, "path", x.route.path}
 	switch s.cfg.Mode {
 	case ModeRecord:
+		defer s.journal.begin()()
 		s.record(w, x)
 	case ModeReplay:
 		s.replay(w, x, false)

@@ -1,14 +1,21 @@
 package proxy
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // CassetteHeader picks the cassette of a request when the server has a CassetteDir.
@@ -32,8 +39,19 @@ type tape struct {
 	// other matching rules and the cassette is read-only.
 	mem, memShape map[string][]uint64
 
-	mu    sync.Mutex
-	state map[uint64]use
+	// opened is closed once c is open or openErr is set (see
+	// Server.openTape); the fields above are set before.
+	opened  chan struct{}
+	openErr error
+
+	mu      sync.Mutex
+	state   map[uint64]use
+	changed chan struct{} // closed and replaced by every release
+
+	// Requests being recorded, per match key in arrival order, and the
+	// channel closed when each ends (see arrive).
+	queues map[string][]*exchange
+	turns  map[*exchange]chan struct{}
 }
 
 // requestOf is the match view of a recorded request.
@@ -57,18 +75,30 @@ func Keys(m *match.Matcher) cassette.Keys {
 	}
 }
 
+// newTape makes the tape of an open cassette, reindexing it when its index
+// was built with other matching rules.
 func newTape(c *cassette.Cassette, name string, m *match.Matcher) (*tape, error) {
-	t := &tape{c: c, name: name, matcher: m, state: map[uint64]use{}}
-	meta, err := c.Meta()
-	if err != nil {
+	t := &tape{name: name, opened: make(chan struct{})}
+	if err := t.init(c, m); err != nil {
 		return nil, err
 	}
+	close(t.opened)
+	return t, nil
+}
+
+func (t *tape) init(c *cassette.Cassette, m *match.Matcher) error {
+	t.c, t.matcher, t.state, t.changed = c, m, map[uint64]use{}, make(chan struct{})
+	name := t.name
+	meta, err := c.Meta()
+	if err != nil {
+		return err
+	}
 	if meta.IndexRules == m.Fingerprint() {
-		return t, nil
+		return nil
 	}
 	n, err := c.Len()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case c.ReadOnly():
@@ -92,9 +122,9 @@ func newTape(c *cassette.Cassette, name string, m *match.Matcher) (*tape, error)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cassette %s: index: %w", name, err)
+		return fmt.Errorf("cassette %s: index: %w", name, err)
 	}
-	return t, nil
+	return nil
 }
 
 func (t *tape) lookup(key string) ([]uint64, error) {
@@ -109,6 +139,54 @@ func (t *tape) shape(shape string) ([]uint64, error) {
 		return t.memShape[shape], nil
 	}
 	return t.c.Shape(shape)
+}
+
+// arrive registers a request about to be recorded and returns the function
+// that ends its turn. Identical requests (one match key) are appended in
+// the order they arrived, whatever order their responses complete in: a
+// client that reads a stream to its end and at once sends the same request
+// again must find the first one recorded first.
+func (t *tape) arrive(x *exchange) (leave func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.queues == nil {
+		t.queues = map[string][]*exchange{}
+		t.turns = map[*exchange]chan struct{}{}
+	}
+	done := make(chan struct{})
+	t.queues[x.key] = append(t.queues[x.key], x)
+	t.turns[x] = done
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		q := t.queues[x.key]
+		q = slices.DeleteFunc(q, func(y *exchange) bool { return y == x })
+		if len(q) == 0 {
+			delete(t.queues, x.key)
+		} else {
+			t.queues[x.key] = q
+		}
+		delete(t.turns, x)
+		close(done)
+	}
+}
+
+// appendInOrder is append after every identical request that arrived
+// before x has ended its turn (see arrive).
+func (t *tape) appendInOrder(x *exchange, i *cassette.Interaction, shape string) (uint64, error) {
+	t.mu.Lock()
+	var earlier []chan struct{}
+	for _, y := range t.queues[x.key] {
+		if y == x {
+			break
+		}
+		earlier = append(earlier, t.turns[y])
+	}
+	t.mu.Unlock()
+	for _, ch := range earlier {
+		<-ch
+	}
+	return t.append(i, x.key, shape)
 }
 
 // append stores a recorded interaction and indexes it.
@@ -127,42 +205,53 @@ func (t *tape) append(i *cassette.Interaction, key, shape string) (uint64, error
 }
 
 // acquire picks the interaction to serve for ids (the recordings of one
-// match key) and marks it in flight. repeat is true when the pick is a
-// repeat-last serve, which changes no state. exhausted is true when every
-// recording was used and the policy rejects.
-func (t *tape) acquire(ids []uint64, policy Exhausted) (id uint64, repeat, exhausted bool) {
+// match key, in recorded order) and marks it in flight: the first recording
+// not yet consumed. Recordings are served strictly in recorded order: when
+// that first one is in flight for another request, acquire waits for that
+// serve to end. So a client that retries a request it abandoned mid-stream
+// gets the same interaction back, even when its retry arrives before the
+// proxy noticed it had gone. Once every recording is consumed, policy
+// decides: reject reports exhausted; repeat-last returns the last recording
+// with repeat set (a repeat serve changes no state); restart makes the
+// recordings unused again and picks the first. acquire returns ctx's error
+// if ctx ends while it waits.
+func (t *tape) acquire(ctx context.Context, ids []uint64, policy Exhausted) (id uint64, repeat, exhausted bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	pick := func() (uint64, bool) {
-		for _, id := range ids {
-			if t.state[id] == unused {
-				t.state[id] = inflight
-				return id, true
+	for {
+		first := slices.IndexFunc(ids, func(id uint64) bool { return t.state[id] != consumed })
+		switch {
+		case first >= 0 && t.state[ids[first]] == unused:
+			t.state[ids[first]] = inflight
+			return ids[first], false, false, nil
+		case first >= 0: // in flight: wait for it to be released
+			changed := t.changed
+			t.mu.Unlock()
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.mu.Lock()
+				return 0, false, false, ctx.Err()
 			}
+			t.mu.Lock()
+			continue
 		}
-		return 0, false
-	}
-	if id, ok := pick(); ok {
-		return id, false, false
-	}
-	switch policy {
-	case ExhaustedRepeatLast:
-		return ids[len(ids)-1], true, false
-	case ExhaustedRestart:
-		for _, id := range ids {
-			if t.state[id] == consumed {
+		switch policy {
+		case ExhaustedRepeatLast:
+			return ids[len(ids)-1], true, false, nil
+		case ExhaustedRestart:
+			for _, id := range ids {
 				t.state[id] = unused
 			}
+			t.state[ids[0]] = inflight
+			return ids[0], false, false, nil
 		}
-		if id, ok := pick(); ok {
-			return id, false, false
-		}
+		return 0, false, true, nil
 	}
-	return 0, false, true
 }
 
 // release ends a serve: delivered consumes the interaction, otherwise it is
-// left for a retry.
+// left for a retry. Either way, requests waiting in acquire look again.
 func (t *tape) release(id uint64, delivered bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -171,6 +260,8 @@ func (t *tape) release(id uint64, delivered bool) {
 	} else if t.state[id] == inflight {
 		t.state[id] = unused
 	}
+	close(t.changed)
+	t.changed = make(chan struct{})
 }
 
 // markConsumed records that an interaction recorded in auto mode was served.
@@ -186,33 +277,111 @@ func (t *tape) isConsumed(id uint64) bool {
 	return t.state[id] == consumed
 }
 
-// tapeFor returns the tape of a request: Config.Cassette, or the cassette
-// its X-Llmproxy-Cassette header names in CassetteDir.
+// tapeFor returns the tape of a proxied request: Config.Cassette, or the
+// cassette its X-Llmproxy-Cassette header names in CassetteDir, opened (and
+// in record and auto mode created) on first use.
 func (s *Server) tapeFor(r *http.Request) (*tape, error) {
 	if s.cfg.Cassette != nil {
-		return s.tapes[""], nil
+		return s.mainTape()
 	}
-	name := r.Header.Get(CassetteHeader)
+	return s.openTape(r.Context(), r.Header.Get(CassetteHeader), true)
+}
+
+// mainTape is the tape of Config.Cassette, until Close.
+func (s *Server) mainTape() (*tape, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t := s.tapes[""]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("llmproxy: cassette %s: the proxy is closed: %w", s.cfg.Cassette.Path(), ErrConfig)
+}
+
+// openTape returns the tape of a cassette in CassetteDir. Each cassette is
+// opened once and shared by every request that names it; opening one does
+// not hold up requests for the others. A failed open is not remembered, so
+// a later request tries again. Without create, a cassette that does not
+// exist is an error, in every mode.
+func (s *Server) openTape(ctx context.Context, name string, create bool) (*tape, error) {
 	if err := CheckCassetteName(name); err != nil {
 		return nil, err
 	}
+	path := filepath.Join(s.cfg.CassetteDir, name+".cassette")
+	s.mu.Lock()
+	t, ok := s.tapes[name]
+	if !ok {
+		if _, err := os.Stat(path); err != nil && (!create || s.cfg.Mode == ModeReplay) {
+			s.mu.Unlock()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+			}
+			return nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
+		}
+		t = &tape{name: path, opened: make(chan struct{})}
+		s.tapes[name] = t
+		s.mu.Unlock()
+		s.fillTape(name, t)
+	} else {
+		s.mu.Unlock()
+	}
+	select {
+	case <-t.opened:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if t.openErr != nil {
+		return nil, t.openErr
+	}
+	return t, nil
+}
+
+// fillTape opens the cassette of a tape just put in s.tapes. On failure, or
+// when the server was closed meanwhile, the tape leaves s.tapes.
+func (s *Server) fillTape(name string, t *tape) {
+	c, err := cassette.Open(t.name, cassette.Options{ReadOnly: s.cfg.Mode == ModeReplay, Version: s.cfg.Version})
+	if err == nil {
+		if err = t.init(c, s.matcher); err != nil {
+			c.Close()
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t, ok := s.tapes[name]; ok {
-		return t, nil
-	}
-	path := filepath.Join(s.cfg.CassetteDir, name+".cassette")
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: s.cfg.Mode == ModeReplay, Version: s.cfg.Version})
-	if err != nil {
-		return nil, fmt.Errorf("llmproxy: cassette %q: %w", name, err)
-	}
-	t, err := newTape(c, path, s.matcher)
-	if err != nil {
+	if err == nil && s.tapes[name] != t {
 		c.Close()
-		return nil, err
+		err = fmt.Errorf("cassette %s: the proxy is closed: %w", t.name, ErrConfig)
 	}
-	s.tapes[name] = t
-	return t, nil
+	if err != nil {
+		t.c = nil
+		t.openErr = fmt.Errorf("llmproxy: cassette %q: %w", name, err)
+		if s.tapes[name] == t {
+			delete(s.tapes, name)
+		}
+	}
+	close(t.opened)
+}
+
+// close closes the tape's cassette once it is open; a tape still opening is
+// closed by fillTape when it finds itself gone from s.tapes.
+func (t *tape) close() error {
+	select {
+	case <-t.opened:
+	default:
+		return nil
+	}
+	if t.c == nil {
+		return nil
+	}
+	return t.c.Close()
+}
+
+// ready reports whether the tape's cassette is open.
+func (t *tape) ready() bool {
+	select {
+	case <-t.opened:
+		return t.openErr == nil
+	default:
+		return false
+	}
 }
 
 // CheckCassetteName rejects a header-chosen cassette name that is empty,
@@ -231,4 +400,27 @@ func CheckCassetteName(name string) error {
 		return fmt.Errorf("llmproxy: cassette name %q contains a NUL byte: %w", name, ErrBadCassetteName)
 	}
 	return nil
+}
+
+// errNoCassette means a cassette named by the X-Llmproxy-Cassette header
+// does not exist where it must: in replay mode, or for the API.
+var errNoCassette = errors.New("no such cassette")
+
+// failTape answers a proxied request whose cassette could not be had: a
+// bad name is a 400; a cassette that does not exist in replay is a miss,
+// since the request certainly has no recording; anything else is a 500.
+func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind, err error) {
+	switch {
+	case errors.Is(err, ErrBadCassetteName):
+		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", err.Error())
+	case errors.Is(err, errNoCassette):
+		s.missed(err.Error())
+		name := r.Header.Get(CassetteHeader)
+		s.journal.add(logEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
+			Method: r.Method, Path: r.URL.Path, Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
+		w.Header().Set(MissHeader, "1")
+		s.fail(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
+	default:
+		s.fail(w, kind, http.StatusInternalServerError, "cassette_error", err.Error())
+	}
 }

@@ -8,6 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -95,20 +99,28 @@ func Open(path string, opts *Options) (*Store, error) {
 		o.Now = time.Now
 	}
 	if o.ReadOnly {
-		if _, err := os.Stat(path); err != nil {
+		st, err := os.Stat(path)
+		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("open cassette %s: %w", path, ErrMissing)
 			}
 			return nil, fmt.Errorf("open cassette %s: %w", path, err)
 		}
+		if st.Size() == 0 {
+			// bbolt would try to initialise it, and fail on a read-only file.
+			return nil, fmt.Errorf("open cassette %s: empty file: %w", path, ErrNotCassette)
+		}
 	}
-	db, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly})
+	db, err := openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly})
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
 			return nil, fmt.Errorf("open cassette %s: another process holds it (waited %s): %w", path, o.LockTimeout, ErrLocked)
-		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum):
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch), errors.Is(err, berrors.ErrChecksum),
+			strings.HasPrefix(err.Error(), "file size too small"): // bbolt has no sentinel for a truncated file
 			return nil, fmt.Errorf("open cassette %s: %v: %w", path, err, ErrNotCassette)
+		case errors.Is(err, ErrCorrupt):
+			return nil, fmt.Errorf("open cassette %s: %w", path, err)
 		}
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
@@ -118,6 +130,68 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openBolt is bolt.Open for a file that may be damaged: bbolt panics (or
+// faults on its memory map) when a page it reads is corrupt, and that panic
+// is returned as an error wrapping ErrCorrupt, with the file closed.
+func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
+	var f *os.File
+	opts.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		var err error
+		f, err = os.OpenFile(name, flag, perm)
+		return f, err
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if f != nil {
+				// bbolt's memory map of the file, if it made one, is
+				// leaked: it is out of reach. The lock and the file are not.
+				unlock(f)
+				f.Close()
+			}
+			db, err = nil, fmt.Errorf("%v: %w", r, ErrCorrupt)
+		}
+	}()
+	return bolt.Open(path, 0o644, opts)
+}
+
+// callbackPanic carries a panic raised by a caller's function out through
+// guard, which must not report it as a damaged file.
+type callbackPanic struct{ v any }
+
+// guard runs fn, which reads or writes the bbolt file, and turns a panic
+// inside bbolt — its answer to a corrupt page — into an error wrapping
+// ErrCorrupt that names the file and the operation. bbolt rolls the
+// transaction back as the panic passes, so nothing is written.
+func (s *Store) guard(op string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if cp, ok := r.(callbackPanic); ok {
+				panic(cp.v)
+			}
+			err = fmt.Errorf("cassette %s: %s: %v: %w", s.path, op, r, ErrCorrupt)
+		}
+	}()
+	return fn()
+}
+
+// view runs a read transaction under guard.
+func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
+	return s.guard(op, func() error { return s.db.View(fn) })
+}
+
+// callback runs a caller's function inside a transaction, marking its panic
+// as the caller's own.
+func callback(fn func() error) error {
+	defer func() {
+		if r := recover(); r != nil {
+			panic(callbackPanic{r})
+		}
+	}()
+	return fn()
 }
 
 // init checks the metadata, and in a writable store creates what is missing.
@@ -142,22 +216,38 @@ func (s *Store) init(version string) error {
 		if m.FormatVersion < 1 {
 			return false, fmt.Errorf("open cassette %s: format version %d: %w", s.path, m.FormatVersion, ErrNotCassette)
 		}
+		for _, b := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
+			if tx.Bucket(b) == nil {
+				return false, fmt.Errorf("open cassette %s: bucket %q is missing: %w", s.path, b, ErrNotCassette)
+			}
+		}
 		return true, nil
 	}
 	// A read transaction first: opening an existing cassette writes nothing.
+	st, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("open cassette %s: %w", s.path, err)
+	}
 	var ready bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err = s.view("open", func(tx *bolt.Tx) error {
+		if st.Size() < tx.Size() {
+			return fmt.Errorf("open cassette %s: the file has %d bytes, its pages need %d (truncated?): %w", s.path, st.Size(), tx.Size(), ErrCorrupt)
+		}
 		var err error
 		ready, err = check(tx)
 		return err
 	})
-	if err != nil || ready {
+	switch {
+	case err != nil:
 		return err
-	}
-	if s.readOnly {
+	case ready:
+		// The whole file is checked before a writer builds on it, or a
+		// reader serves from it.
+		return s.verify()
+	case s.readOnly:
 		return fmt.Errorf("open cassette %s: empty bbolt file: %w", s.path, ErrNotCassette)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		ok, err := check(tx)
 		if err != nil || ok {
 			return err
@@ -170,6 +260,56 @@ func (s *Store) init(version string) error {
 		now := s.now().UTC()
 		return putMeta(tx, Meta{FormatVersion: FormatVersion, Created: now, Updated: now, Version: version})
 	})
+}
+
+// verify reads every page reachable from the root, then runs bbolt's own
+// consistency check (free pages, page references, key order). The walk
+// comes first and runs under guard: bbolt's check runs on a goroutine of
+// its own, where a fault on a page beyond the file would end the process,
+// and after a clean walk on a file as long as its pages say (init checked
+// that), every page the check reads is known to be in range. It costs a read of the whole file,
+// about a quarter of a second for 100 MB.
+func (s *Store) verify() error {
+	return s.view("check", func(tx *bolt.Tx) error {
+		var sum byte
+		if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, &sum) }); err != nil {
+			return err
+		}
+		runtime.KeepAlive(sum)
+		var first error
+		n := 0
+		for err := range tx.Check() {
+			if first == nil {
+				first = err
+			}
+			n++
+		}
+		if first != nil {
+			return fmt.Errorf("open cassette %s: %d problem(s), the first: %v: %w", s.path, n, first, ErrCorrupt)
+		}
+		return nil
+	})
+}
+
+// walkBucket reads every key and value of a bucket and of the buckets
+// nested in it, so that bbolt reads each of their pages; sum keeps the
+// reads from being optimised away.
+func walkBucket(b *bolt.Bucket, sum *byte) error {
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			if nb := b.Bucket(k); nb != nil {
+				if err := walkBucket(nb, sum); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if len(v) > 0 {
+			*sum ^= v[0] ^ v[len(v)-1] // the first and last page of an overflowing value
+		}
+	}
+	return nil
 }
 
 func putMeta(tx *bolt.Tx, m Meta) error {
@@ -204,7 +344,7 @@ func (s *Store) Close() error {
 // Meta returns the cassette's metadata.
 func (s *Store) Meta() (Meta, error) {
 	var m Meta
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("read", func(tx *bolt.Tx) error {
 		var err error
 		m, err = getMeta(tx)
 		return err
@@ -232,10 +372,12 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("cassette %s: %w", s.path, ErrReadOnly)
 	}
-	if err := s.db.Update(fn); err != nil {
-		return fmt.Errorf("cassette %s: %w", s.path, err)
-	}
-	return nil
+	return s.guard("write", func() error {
+		if err := s.db.Update(fn); err != nil {
+			return fmt.Errorf("cassette %s: %w", s.path, err)
+		}
+		return nil
+	})
 }
 
 func idKey(id uint64) []byte {
@@ -266,8 +408,8 @@ func (s *Store) Append(key, shape string, encode func(id uint64) ([]byte, error)
 			return err
 		}
 		id = n
-		value, err := encode(id)
-		if err != nil {
+		var value []byte
+		if err := callback(func() (err error) { value, err = encode(id); return err }); err != nil {
 			return err
 		}
 		if err := b.Put(idKey(id), value); err != nil {
@@ -292,7 +434,7 @@ func (s *Store) Append(key, shape string, encode func(id uint64) ([]byte, error)
 // Get returns the interaction with the given id.
 func (s *Store) Get(id uint64) ([]byte, error) {
 	var v []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("read", func(tx *bolt.Tx) error {
 		got := tx.Bucket(bucketInteractions).Get(idKey(id))
 		if got == nil {
 			return ErrNotFound
@@ -321,7 +463,7 @@ func (s *Store) Shape(shape string) ([]uint64, error) {
 func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 	var ids []uint64
 	prefix := indexPrefix(key)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("read", func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			if len(k) == len(prefix)+8 {
@@ -339,7 +481,7 @@ func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 // Len is the number of interactions.
 func (s *Store) Len() (int, error) {
 	var n int
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("read", func(tx *bolt.Tx) error {
 		n = tx.Bucket(bucketInteractions).Stats().KeyN
 		return nil
 	})
@@ -350,12 +492,12 @@ func (s *Store) Len() (int, error) {
 // transaction; value is only valid during the call. An error from fn stops
 // the walk and is returned.
 func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view("read", func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketInteractions).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
 				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
 			}
-			return fn(binary.BigEndian.Uint64(k), v)
+			return callback(func() error { return fn(binary.BigEndian.Uint64(k), v) })
 		})
 	})
 }
@@ -363,7 +505,7 @@ func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
 // Fixture returns the fixture stored for a tool call id.
 func (s *Store) Fixture(callID string) ([]byte, error) {
 	var v []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view("read", func(tx *bolt.Tx) error {
 		got := tx.Bucket(bucketFixtures).Get([]byte(callID))
 		if got == nil {
 			return ErrNotFound
@@ -380,8 +522,10 @@ func (s *Store) Fixture(callID string) ([]byte, error) {
 // Fixtures calls fn for each fixture in call id order; v is only valid during
 // the call.
 func (s *Store) Fixtures(fn func(callID string, v []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketFixtures).ForEach(func(k, v []byte) error { return fn(string(k), v) })
+	return s.view("read", func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketFixtures).ForEach(func(k, v []byte) error {
+			return callback(func() error { return fn(string(k), v) })
+		})
 	})
 }
 
@@ -403,16 +547,30 @@ func (s *Store) Replace(c Contents) error {
 				return err
 			}
 		}
-		ib, xb, sb := tx.Bucket(bucketInteractions), tx.Bucket(bucketIndex), tx.Bucket(bucketShapes)
+		ib := tx.Bucket(bucketInteractions)
 		for _, r := range c.Records {
 			if err := ib.Put(idKey(r.ID), r.Value); err != nil {
 				return err
 			}
-			if err := xb.Put(indexKey(r.Key, r.ID), nil); err != nil {
-				return err
+		}
+		// bbolt splits nodes only at commit, so a transaction's puts into
+		// one bucket go into one growing node: in random key order (match
+		// keys are hashes) each put shifts half of it, which made a
+		// 100 000-interaction Replace take a minute. In key order they append.
+		keys := make([][]byte, len(c.Records))
+		for _, idx := range []struct {
+			bucket []byte
+			key    func(Record) string
+		}{{bucketIndex, func(r Record) string { return r.Key }}, {bucketShapes, func(r Record) string { return r.Shape }}} {
+			for i, r := range c.Records {
+				keys[i] = indexKey(idx.key(r), r.ID)
 			}
-			if err := sb.Put(indexKey(r.Shape, r.ID), nil); err != nil {
-				return err
+			slices.SortFunc(keys, bytes.Compare)
+			b := tx.Bucket(idx.bucket)
+			for _, k := range keys {
+				if err := b.Put(k, nil); err != nil {
+					return err
+				}
 			}
 		}
 		if err := ib.SetSequence(uint64(len(c.Records))); err != nil {

@@ -238,11 +238,13 @@ func parseSSE(raw []byte, first bool) (name string, data []byte, spans []span) {
 			name = string(value)
 		case "data":
 			if data == nil {
-				data = make([]byte, 0, len(value))
+				// One data line, the usual case, is a slice of raw, capped
+				// at its length so that a second line's append copies it
+				// out instead of writing into raw.
+				data = value[:len(value):len(value)]
 			} else {
-				data = append(data, '\n')
+				data = append(append(data, '\n'), value...)
 			}
-			data = append(data, value...)
 			vs := start + (len(line) - len(value))
 			spans = append(spans, span{vs, vs + len(value)})
 		}

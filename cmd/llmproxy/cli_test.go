@@ -103,7 +103,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"import", "--cassette", "x"}, "--in"},
 		{[]string{"ls", "--cassette", "x", "extra"}, "extra"},
 	} {
+		dir := t.TempDir()
+		t.Chdir(dir)
 		code, _, stderr := runCLI(t, tc.args...)
+		if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+			t.Errorf("llmproxy %v: a usage error created %s", tc.args, entries[0].Name())
+		}
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("llmproxy %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.want)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/cassettes"
+	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -41,6 +42,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := os.WriteFile(path, cassettes.Demo, 0o644); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	// The application's weather tool answers from the cassette's fixture:
+	// the cassette is scrubbed, so the call is call_weather and its result
+	// a weather preset fixture.
+	weather, err := presets.NewCassetteExecutor(path)
+	if err != nil {
+		return fmt.Errorf("demo: bundled cassette: %w", err)
+	}
 	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("demo: bundled cassette: %w", err)
@@ -61,9 +69,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	base := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "llmproxy demo: replaying cassettes/demo.cassette through a proxy at %s (no network, no API key)\n\n", base)
-	if err := demoConversation(ctx, base+"/v1/", stdout, demoWeather); err != nil {
+	if err := demoConversation(ctx, base+"/v1/", stdout, weather); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
+	// Let the last response's handler finish before counting what was served.
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx)
 	n, _ := c.Len()
 	unused, _ := srv.AllUnused()
 	fmt.Fprintf(stdout, "\nreplayed %d of %d recorded interactions; upstream connections: 0\n", n-len(unused[path]), n)
@@ -77,15 +89,16 @@ func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("the demo never contacts an upstream")
 }
 
-// demoWeather is the application's weather tool in the demo. A real one
-// would call a weather service; its answer is the one recorded.
-func demoWeather(args string) (string, error) {
-	return `{"location":"Paris","temperature":21,"unit":"celsius","condition":"sunny"}`, nil
+// demoTool runs the demo application's weather tool: a real weather
+// service when the cassette is recorded, presets.Executor on the scrubbed
+// cassette when the demo replays it.
+type demoTool interface {
+	Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error)
 }
 
 // demoConversation is the demo application: a streamed tool loop with a
 // weather tool, printed as it goes. The same code recorded the cassette.
-func demoConversation(ctx context.Context, baseURL string, w io.Writer, weather func(args string) (string, error)) error {
+func demoConversation(ctx context.Context, baseURL string, w io.Writer, weather demoTool) error {
 	client := openai.NewClient(option.WithBaseURL(baseURL), option.WithAPIKey("sk-demo-not-a-real-key"), option.WithMaxRetries(0))
 	params := openai.ChatCompletionNewParams{
 		Model: openai.ChatModelGPT4oMini,
@@ -133,12 +146,12 @@ func demoConversation(ctx context.Context, baseURL string, w io.Writer, weather 
 			if tc.Function.Name != "weather" {
 				return fmt.Errorf("unexpected tool %q", tc.Function.Name)
 			}
-			result, err := weather(tc.Function.Arguments)
+			result, err := weather.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "tool %s → %s\n", tc.Function.Name, result)
-			params.Messages = append(params.Messages, openai.ToolMessage(result, tc.ID))
+			fmt.Fprintf(w, "tool %s → %s\n", tc.Function.Name, result.Content)
+			params.Messages = append(params.Messages, openai.ToolMessage(string(result.Content), tc.ID))
 		}
 	}
 	return errors.New("no final answer after 4 turns")

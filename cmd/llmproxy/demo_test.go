@@ -10,21 +10,33 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
+	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
 var updateDemo = flag.Bool("update-demo", false, "re-record cassettes/demo.cassette against the fake OpenAI upstream")
 
-// demoLoop is the conversation the demo cassette holds.
+// demoLoop is the conversation the demo cassette holds. The call id is the
+// kind OpenAI gives; scrub turns it into call_weather.
 var demoLoop = fake.ToolLoop{
 	Tool:   "weather",
 	Args:   `{"location":"Paris","unit":"celsius"}`,
-	CallID: "call_weather",
+	CallID: "call_Wm4tXq7bR2vYp9Lk3sHd8JfN",
 	Answer: "It is 21 °C and sunny in Paris.",
+}
+
+// weatherService stands for the real weather service the demo application
+// called when its cassette was recorded.
+type weatherService struct{}
+
+func (weatherService) Execute(_ context.Context, call presets.ToolCall) (presets.ToolResult, error) {
+	out := `{"location":"Paris","temperature":21,"unit":"celsius","condition":"sunny"}`
+	return presets.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
 }
 
 // TestDemo runs `llmproxy demo` on the committed cassette and compares its
@@ -40,7 +52,9 @@ func TestDemo(t *testing.T) {
 
 // TestGenerateDemoCassette records the demo cassette: the demo application
 // (demoConversation) through a recording proxy, against the fake OpenAI
-// upstream that sends captured OpenAI bytes. Run with -update-demo.
+// upstream that sends captured OpenAI bytes; then scrubs it, so that the
+// weather call becomes call_weather with its fixture stored. Run with
+// -update-demo.
 func TestGenerateDemoCassette(t *testing.T) {
 	if !*updateDemo {
 		t.Skip("run with -update-demo to re-record cassettes/demo.cassette")
@@ -57,13 +71,16 @@ func TestGenerateDemoCassette(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(p)
-	if err := demoConversation(context.Background(), srv.URL+"/v1/", io.Discard, demoWeather); err != nil {
+	if err := demoConversation(context.Background(), srv.URL+"/v1/", io.Discard, weatherService{}); err != nil {
 		t.Fatal(err)
 	}
 	srv.Close()
 	c.Close()
 	if up.Hits() != 2 {
 		t.Fatalf("upstream hits = %d, want 2", up.Hits())
+	}
+	if code, out, errs := runCLI(t, "scrub", "--cassette", path); code != 0 || !strings.Contains(out, "1 tool call(s) substituted, 0 left unchanged") {
+		t.Fatalf("scrub exited %d: %s%s", code, out, errs)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {

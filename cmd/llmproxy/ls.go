@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // runLs prints one line per interaction: id, provider, API kind, method,
@@ -43,8 +46,9 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			stream = i.Response.Framing
 		}
 		calls := make([]string, 0, len(s.ToolCalls))
+		idless := map[string]int{}
 		for _, tc := range s.ToolCalls {
-			calls = append(calls, fmt.Sprintf("%s(%s) %s", tc.Name, tc.Arguments, tc.ID))
+			calls = append(calls, callLabel(tc, idless))
 		}
 		tools := "-"
 		if len(calls) > 0 {
@@ -61,4 +65,22 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return tw.Flush()
+}
+
+// callLabel is a tool call on one line: name(arguments) id. Arguments are
+// compacted (Gemini sends them pretty-printed, across lines). A call without
+// an id on the wire (Gemini's usually) shows the key scrub and the wire
+// package know it by, wire.SyntheticID: "#name#n".
+func callLabel(tc proxy.ToolCall, idless map[string]int) string {
+	args := []byte(tc.Arguments)
+	var buf bytes.Buffer
+	if json.Compact(&buf, args) == nil {
+		args = buf.Bytes()
+	}
+	id := tc.ID
+	if id == "" {
+		idless[tc.Name]++
+		id = wire.SyntheticID(tc.Name, idless[tc.Name])
+	}
+	return fmt.Sprintf("%s(%s) %s", tc.Name, args, id)
 }

@@ -28,6 +28,7 @@ type serveConfig struct {
 	listen          string
 	upstreams       listFlag
 	ignore          listFlag
+	rules           string
 	onExhausted     string
 	pace            string
 	latency         time.Duration
@@ -49,6 +50,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.Var(&c.upstreams, "upstream", "default upstream `URL`, or NAME=URL to add or override a named one (repeatable)")
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
+	fs.StringVar(&c.rules, "rules", "", "JSON `file` of match rules: ignore, ignore_by_kind, ignore_query, headers (merged with --ignore)")
 	fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "when a request's recordings are used up: reject, repeat-last or restart")
 	fs.StringVar(&c.pace, "pace", "instant", "replay timing: instant or recorded")
 	fs.DurationVar(&c.latency, "latency", 0, "fixed delay before the first byte of a replayed response")
@@ -82,6 +84,10 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if (c.cassette == "") == (c.cassetteDir == "") {
 		return usagef("llmproxy %s: give exactly one of --cassette and --cassette-dir", name)
 	}
+	// Usage mistakes are reported before any file is opened or created.
+	if err := checkExposure(c.listen, c.adminToken); err != nil {
+		return err
+	}
 	cfg, cleanup, err := c.proxyConfig(stderr)
 	if err != nil {
 		return err
@@ -92,9 +98,6 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer srv.Close()
-	if err := checkExposure(c.listen, c.adminToken); err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", c.listen, err)
@@ -213,7 +216,18 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	if cfg.Redactor, err = cassette.NewRedactor(c.redactHeaders, c.redactJSON); err != nil {
 		return cfg, nil, usagef("%v", err)
 	}
-	if cfg.Matcher, err = proxy.NewMatcher(match.Rules{Ignore: c.ignore}, cfg.Redactor); err != nil {
+	rules := match.Rules{Ignore: c.ignore}
+	if c.rules != "" {
+		fileRules, err := proxy.LoadRules(c.rules)
+		var re *proxy.RulesError
+		if errors.As(err, &re) {
+			return cfg, nil, usagef("--rules %s: %s", re.File, re.Problem)
+		} else if err != nil {
+			return cfg, nil, usagef("--rules %s: %v", c.rules, err)
+		}
+		rules = proxy.MergeRules(fileRules, rules)
+	}
+	if cfg.Matcher, err = proxy.NewMatcher(rules, cfg.Redactor); err != nil {
 		return cfg, nil, usagef("%v", err)
 	}
 	cleanup := func() {}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/store"
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// recordedAt is the recording time written into bench cassettes.
+var recordedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// matcher is the matcher `llmproxy replay` uses with no --ignore flag, so
+// that the index the bench writes is the one the proxy reads.
+func matcher() (*match.Matcher, *cassette.Redactor, error) {
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := proxy.NewMatcher(match.Rules{}, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, r, nil
+}
+
+// interaction is a recorded exchange as the record mode would store it,
+// before redaction.
+func interaction(reqBody []byte, resp cassette.Response) *cassette.Interaction {
+	kind := wire.Detect(http.MethodPost, chatPath)
+	return &cassette.Interaction{
+		Upstream:   proxy.DefaultUpstreamName,
+		Provider:   kind.Provider(),
+		Kind:       string(kind),
+		RecordedAt: recordedAt,
+		Request: cassette.Request{
+			Method: http.MethodPost,
+			Path:   chatPath,
+			Headers: http.Header{
+				"Content-Type":  {"application/json"},
+				"Authorization": {"Bearer sk-bench"},
+			},
+			Body: reqBody,
+		},
+		Response: resp,
+	}
+}
+
+func jsonRecorded(body []byte) cassette.Response {
+	return cassette.Response{Status: http.StatusOK, Headers: responseHeaders("application/json"), Body: body, TTFBMillis: 480, DurationMillis: 574}
+}
+
+func sseRecorded() cassette.Response {
+	r := cassette.Response{Status: http.StatusOK, Headers: responseHeaders("text/event-stream; charset=utf-8"), Framing: "sse", TTFBMillis: 300}
+	for i, e := range sseStream() {
+		r.Events = append(r.Events, cassette.Event{AtMillis: 300 + float64(i)*5, Data: e})
+	}
+	r.DurationMillis = r.Events[len(r.Events)-1].AtMillis
+	return r
+}
+
+// writeCassette writes interactions to a new cassette at path in one
+// transaction, indexed the way replay reads them.
+func writeCassette(path string, all []*cassette.Interaction) error {
+	m, r, err := matcher()
+	if err != nil {
+		return err
+	}
+	for _, i := range all {
+		r.Redact(i)
+	}
+	c, err := cassette.Open(path, cassette.Options{Version: "bench"})
+	if err != nil {
+		return err
+	}
+	ct := &cassette.Contents{
+		Meta:         store.Meta{Created: recordedAt, Updated: recordedAt, Version: "bench", IndexRules: m.Fingerprint()},
+		Interactions: all,
+	}
+	if err := c.Replace(ct, proxy.Keys(m)); err != nil {
+		c.Close()
+		return err
+	}
+	return c.Close()
+}
+
+// buildReplayCassette holds the two interactions of the replay scenario:
+// request 0 answered with the 2 KB JSON, and its streamed variant answered
+// with the 200-event SSE stream.
+func buildReplayCassette(path string) error {
+	return writeCassette(path, []*cassette.Interaction{
+		interaction(requestBody(0, false), jsonRecorded(jsonResponse())),
+		interaction(requestBody(0, true), sseRecorded()),
+	})
+}
+
+// buildScaleCassette holds n distinct requests, each answered with the
+// 2 KB JSON.
+func buildScaleCassette(path string, n int) error {
+	body := jsonResponse()
+	all := make([]*cassette.Interaction, n)
+	for k := range all {
+		all[k] = interaction(requestBody(k, false), jsonRecorded(body))
+	}
+	if err := writeCassette(path, all); err != nil {
+		return fmt.Errorf("build cassette of %d: %w", n, err)
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// newClient is an HTTP/1.1 client that keeps exactly conns connections to
+// one host.
+func newClient(conns int) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		MaxConnsPerHost:     conns,
+		DisableCompression:  true,
+		IdleConnTimeout:     time.Minute,
+	}}
+}
+
+// post sends one chat request.
+func post(c *http.Client, base string, body []byte) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, base+chatPath, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer sk-bench")
+	return c.Do(req)
+}
+
+// fetch sends one request and reads the whole answer.
+func fetch(c *http.Client, base string, body []byte) (int, []byte, error) {
+	resp, err := post(c, base, body)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// load is one closed-loop load run: conns workers, each sending its next
+// request when the previous answer was read, until dur has passed or max
+// requests were sent, whichever comes first.
+type load struct {
+	conns int
+	dur   time.Duration
+	max   int
+	// body returns the body of the n-th request of the run.
+	body func(n int) []byte
+	// size is the response length every answer must have.
+	size int64
+}
+
+// tally accumulates the runs of one server in one case.
+type tally struct {
+	n       int
+	elapsed time.Duration
+	lat     []time.Duration
+	errs    int
+	err     error
+	// rounds is the throughput of each run.
+	rounds []float64
+	// cpu is the CPU time the server process spent in the runs, when it
+	// is a child process.
+	cpu time.Duration
+}
+
+// cpuPerRequest is the server's CPU time per answered request; 0 when
+// unknown.
+func (t *tally) cpuPerRequest() time.Duration {
+	if t.n == 0 {
+		return 0
+	}
+	return t.cpu / time.Duration(t.n)
+}
+
+// roundRatio is the median, over the rounds, of t's throughput over
+// base's in the same round: servers run one after the other in each round,
+// so a burst of outside load falls on one round's pair rather than on
+// one server.
+func (t *tally) roundRatio(base *tally) float64 {
+	var rs []float64
+	for k := range min(len(t.rounds), len(base.rounds)) {
+		if base.rounds[k] > 0 {
+			rs = append(rs, t.rounds[k]/base.rounds[k])
+		}
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	slices.Sort(rs)
+	if len(rs)%2 == 1 {
+		return rs[len(rs)/2]
+	}
+	return (rs[len(rs)/2-1] + rs[len(rs)/2]) / 2
+}
+
+func (t *tally) rps() float64 {
+	if t.elapsed <= 0 {
+		return 0
+	}
+	return float64(t.n) / t.elapsed.Seconds()
+}
+
+func (t *tally) pct(p float64) time.Duration { return percentile(t.lat, p) }
+
+// run sends the load to base with client c and adds what it saw to t.
+func (l load) run(c *http.Client, base string, t *tally) {
+	var next atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(l.dur)
+	for range l.conns {
+		wg.Go(func() {
+			lat := make([]time.Duration, 0, 4096)
+			errs := 0
+			var firstErr error
+			for time.Now().Before(deadline) {
+				n := int(next.Add(1)) - 1
+				if n >= l.max {
+					break
+				}
+				t0 := time.Now()
+				resp, err := post(c, base, l.body(n))
+				if err == nil {
+					var got int64
+					got, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if err == nil && (resp.StatusCode != http.StatusOK || got != l.size) {
+						err = fmt.Errorf("status %d, %d bytes (want 200, %d)", resp.StatusCode, got, l.size)
+					}
+				}
+				if err != nil {
+					errs++
+					if firstErr == nil {
+						firstErr = err
+					}
+					continue
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			mu.Lock()
+			t.lat = append(t.lat, lat...)
+			t.errs += errs
+			if t.err == nil {
+				t.err = firstErr
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	elapsed := time.Since(start)
+	t.rounds = append(t.rounds, float64(len(t.lat)-t.n)/elapsed.Seconds())
+	t.elapsed += elapsed
+	t.n = len(t.lat)
+}
+
+// percentile of unsorted samples (sorted in place), nearest rank.
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	if !slices.IsSorted(d) {
+		slices.Sort(d)
+	}
+	i := int(p*float64(len(d))+0.5) - 1
+	return d[min(max(i, 0), len(d)-1)]
+}
+
+// ms is a duration in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// scaleRow is one cassette size under one server.
+type scaleRow struct {
+	Server       string
+	Size         int
+	FileBytes    int64
+	Build        time.Duration // writing the cassette (one transaction)
+	Open         time.Duration // opening it and building the handler, in the server
+	FirstServed  time.Duration // from starting the process to the first answer read
+	t            *tally
+	Ratio        float64 // throughput over the same server's at the smallest size
+	Mem          memStatus
+	Skipped      string
+	firstRequest []byte
+}
+
+// scaleConns is the concurrency of the lookup-scaling load.
+const scaleConns = 16
+
+// scaleScenario measures lookup cost against cassette size. Each size is
+// served by its own process, started fresh, so that memory and the time to
+// the first answer belong to that size alone; the sizes are then loaded in
+// interleaved rounds with requests for uniformly random recorded
+// interactions.
+func scaleScenario(p plan, dir string) ([]scaleRow, error) {
+	var rows []scaleRow
+	var children []*child
+	defer func() {
+		for _, c := range children {
+			c.stop()
+		}
+	}()
+	var vcrTemplate string
+	for _, srv := range []string{nameReplay, nameVCR} {
+		for _, n := range p.scaleSizes {
+			row := scaleRow{Server: srv, Size: n}
+			var o serveOptions
+			switch srv {
+			case nameReplay:
+				path := filepath.Join(dir, fmt.Sprintf("scale-%d.cassette", n))
+				d, err := buildInChild(path, n)
+				if err != nil {
+					return nil, err
+				}
+				row.Build = d
+				o = serveOptions{kind: "replay", cassette: path, cpuprofile: p.profile("scale-" + strconv.Itoa(n))}
+				if fi, err := os.Stat(path); err == nil {
+					row.FileBytes = fi.Size()
+				}
+			case nameVCR:
+				if n > p.vcrMaxSize {
+					row.Skipped = fmt.Sprintf("not run: go-vcr scans its interactions linearly, so a request costs about %d× one at %d", n/p.scaleSizes[0], p.scaleSizes[0])
+					rows = append(rows, row)
+					continue
+				}
+				if vcrTemplate == "" {
+					var err error
+					if vcrTemplate, err = recordVCR(dir); err != nil {
+						return nil, err
+					}
+				}
+				t0 := time.Now()
+				name, err := buildVCRCassette(dir, vcrTemplate, n)
+				if err != nil {
+					return nil, err
+				}
+				row.Build = time.Since(t0)
+				o = serveOptions{kind: "vcr", cassette: name}
+				if fi, err := os.Stat(name + ".yaml"); err == nil {
+					row.FileBytes = fi.Size()
+				}
+			}
+			c, err := startChild(dir, o)
+			if err != nil {
+				return nil, err
+			}
+			children = append(children, c)
+			row.Open = c.Open
+			// The first request is for the last recorded interaction.
+			row.firstRequest = requestBody(n-1, false)
+			status, body, err := fetch(newClient(1), c.URL, row.firstRequest)
+			row.FirstServed = time.Since(c.Started)
+			if err != nil || status != http.StatusOK || len(body) != jsonSize {
+				return nil, fmt.Errorf("%s of %d: first request: status %d, %d bytes, %v%s", srv, n, status, len(body), err, c.tail())
+			}
+			row.t = &tally{}
+			rows = append(rows, row)
+			p.logf("scale %-28s %7d interactions: built in %v, first answer %v after start", srv, n, row.Build.Round(time.Millisecond), row.FirstServed.Round(time.Millisecond))
+		}
+	}
+
+	// The request order: uniformly random recorded interactions, the same
+	// sequence for every size (reduced modulo the size).
+	rng := rand.New(rand.NewPCG(1, 2))
+	order := make([]int, p.maxRequests)
+	for k := range order {
+		order[k] = rng.IntN(1 << 30)
+	}
+	type live struct {
+		row    *scaleRow
+		client *http.Client
+		srv    server
+		load   load
+	}
+	var lives []live
+	k := 0
+	for i := range rows {
+		r := &rows[i]
+		if r.Skipped != "" {
+			continue
+		}
+		n := r.Size
+		lv := live{row: r, client: newClient(scaleConns), srv: server{name: r.Server, base: children[k].URL, proc: children[k]},
+			load: load{conns: scaleConns, max: p.maxRequests, size: jsonSize, body: func(j int) []byte { return requestBody(order[j]%n, false) }}}
+		k++
+		warm := lv.load
+		warm.dur = p.warm
+		warm.run(lv.client, lv.srv.base, &tally{})
+		lives = append(lives, lv)
+	}
+	for range p.rounds {
+		for _, lv := range lives {
+			l := lv.load
+			l.dur = p.round
+			if err := lv.srv.measure(l, lv.client, lv.row.t); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for k, lv := range lives {
+		r := lv.row
+		if r.t.errs > 0 {
+			return nil, fmt.Errorf("%s of %d: %d errors, first: %v", r.Server, r.Size, r.t.errs, r.t.err)
+		}
+		m, err := children[k].mem()
+		if err != nil {
+			return nil, err
+		}
+		r.Mem = m
+		lv.client.CloseIdleConnections()
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.t == nil {
+			continue
+		}
+		for _, base := range rows {
+			if base.Server == r.Server && base.t != nil {
+				r.Ratio = r.t.roundRatio(base.t)
+				break
+			}
+		}
+		p.logf("scale %-28s %7d interactions: %8.0f req/s (%.2f× smallest)  p99 %6.3f ms  CPU %6.1f µs/req  RSS %5.1f MB (anon %5.1f MB, file-mapped %5.1f MB, peak %5.1f MB)",
+			r.Server, r.Size, r.t.rps(), r.Ratio, ms(r.t.pct(0.99)), float64(r.t.cpuPerRequest())/1e3, mb(r.Mem.RSS), mb(r.Mem.Anon), mb(r.Mem.File), mb(r.Mem.HWM))
+	}
+	return rows, nil
+}
+
+// buildInChild writes the cassette of n interactions in a child process, so
+// that the memory it takes never counts against the load generator.
+func buildInChild(path string, n int) (time.Duration, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	out, err := exec.Command(exe, "-build", strconv.Itoa(n), "-cassette", path).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("build cassette of %d: %v: %s", n, err, out)
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 || f[0] != "built" {
+		return 0, fmt.Errorf("build cassette of %d: %q", n, out)
+	}
+	msec, err := strconv.ParseFloat(f[1], 64)
+	return time.Duration(msec * float64(time.Millisecond)), err
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"time"
+
+	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/proxy"
+)
+
+// upstream serves the bench's two responses: the 2 KB JSON for a request
+// without "stream":true, the 200-event SSE stream for one with it, writing
+// and flushing each event. It is both the limit (a bare net/http handler
+// serving the bytes replay serves) and the fake upstream of the record
+// scenario.
+type upstream struct {
+	json []byte
+	sse  [][]byte
+	// gap is the pause before each event after the first.
+	gap time.Duration
+	// stamp, when set, makes each event anew with stamp() as its id, taken
+	// just before the event is written.
+	stamp func() int64
+}
+
+func newUpstream() *upstream {
+	return &upstream{json: jsonResponse(), sse: sseStream()}
+}
+
+var streamFlag = []byte(`"stream":true`)
+
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	h := w.Header()
+	if !bytes.Contains(body, streamFlag) {
+		for k, v := range responseHeaders("application/json") {
+			h[k] = v
+		}
+		h["Content-Length"] = []string{strconv.Itoa(len(u.json))}
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(u.json)
+		return
+	}
+	for k, v := range responseHeaders("text/event-stream; charset=utf-8") {
+		h[k] = v
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	for i := range sseEvents {
+		if i > 0 && u.gap > 0 {
+			time.Sleep(u.gap)
+		}
+		ev := u.sse[i]
+		if u.stamp != nil {
+			ev = sseEvent(i, u.stamp())
+		}
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// vcrBase is the upstream URL the go-vcr cassette was recorded against.
+// Recording goes through an in-memory transport, so nothing listens there.
+const vcrBase = "http://upstream.bench.invalid"
+
+// vcrHandler puts a go-vcr recorder in replay mode behind net/http, the way
+// one would serve a go-vcr cassette to a client in another process: each
+// request is re-issued, with the headers a client sets, to the recorder as
+// an http.RoundTripper.
+type vcrHandler struct{ rec *recorder.Recorder }
+
+func (v vcrHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, vcrBase+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	for _, k := range []string{"Content-Type", "Authorization"} {
+		if v := r.Header.Values(k); len(v) > 0 {
+			out.Header[k] = v
+		}
+	}
+	resp, err := v.rec.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, vs := range resp.Header {
+		h[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}
+
+// refuse is replay's transport: replay must never reach an upstream.
+type refuse struct{}
+
+func (refuse) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, fmt.Errorf("replay tried to reach %s", r.URL)
+}
+
+// serveOptions are the flags of a server child.
+type serveOptions struct {
+	kind       string // bare, replay, record, vcr
+	cassette   string
+	upstream   string
+	cpuprofile string
+}
+
+// serveChild runs one server under test until its standard input closes.
+// It prints "ready ADDR OPEN_MS" once it accepts connections; OPEN_MS is the
+// time spent opening the cassette and building the handler.
+func serveChild(o serveOptions) error {
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	start := time.Now()
+	// llmproxy's command line logs one text line per request to stderr;
+	// the children do the same, into the file the parent gives them.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	var h http.Handler
+	switch o.kind {
+	case "bare":
+		h = newUpstream()
+	case "replay", "record":
+		mode := proxy.ModeReplay
+		if o.kind == "record" {
+			mode = proxy.ModeRecord
+		}
+		c, err := cassette.Open(o.cassette, cassette.Options{ReadOnly: mode == proxy.ModeReplay, Version: "bench"})
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		cfg := proxy.Config{Mode: mode, Cassette: c, OnExhausted: proxy.ExhaustedRepeatLast, Logger: logger, Version: "bench"}
+		if mode == proxy.ModeReplay {
+			cfg.Transport = refuse{}
+		} else {
+			u, err := url.Parse(o.upstream)
+			if err != nil {
+				return err
+			}
+			cfg.Upstreams = map[string]*url.URL{"openai": u}
+			cfg.Default = u
+		}
+		p, err := proxy.New(cfg)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		h = p
+	case "vcr":
+		rec, err := recorder.New(o.cassette,
+			recorder.WithMode(recorder.ModeReplayOnly),
+			recorder.WithReplayableInteractions(true),
+			recorder.WithSkipRequestLatency(true),
+			recorder.WithRealTransport(refuse{}))
+		if err != nil {
+			return err
+		}
+		h = vcrHandler{rec}
+	default:
+		return fmt.Errorf("unknown server kind %q", o.kind)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	open := time.Since(start)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Printf("ready %s %.3f\n", ln.Addr(), float64(open.Microseconds())/1000)
+	_, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin))
+	if err := srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+// Command agent runs the example agent of package agent: an OpenAI Chat
+// Completions tool loop whose write_file and shell tools really write and
+// run, or, with -fixtures, answer from a scrubbed cassette's fixtures.
+//
+//	agent [-base-url URL] [-model M] [-dir DIR] [-stream] [-fixtures URL|CASSETTE] PROMPT...
+//
+// See examples/agent/README.md for the record → scrub → replay workflow.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/llmproxy/llmproxy/examples/agent"
+	"github.com/llmproxy/llmproxy/presets"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	baseURL := fs.String("base-url", envOr("OPENAI_BASE_URL", "http://127.0.0.1:7878/v1"), "OpenAI-compatible API `base` (env OPENAI_BASE_URL)")
+	model := fs.String("model", "gpt-4o-mini", "`model` to ask")
+	dir := fs.String("dir", ".", "`directory` the tools work in")
+	stream := fs.Bool("stream", false, "stream the answers")
+	fixtures := fs.String("fixtures", "", "answer tool calls from fixtures: a proxy `URL` (http://127.0.0.1:7878) or a cassette file")
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		return 2
+	}
+	prompt := strings.Join(fs.Args(), " ")
+	if prompt == "" {
+		fmt.Fprintln(os.Stderr, "agent: give the prompt as arguments")
+		return 2
+	}
+	var tools agent.Tools = agent.LocalTools{Dir: *dir}
+	if *fixtures != "" {
+		var exec *presets.Executor
+		var err error
+		if strings.HasPrefix(*fixtures, "http://") || strings.HasPrefix(*fixtures, "https://") {
+			exec, err = presets.NewProxyExecutor(*fixtures)
+		} else {
+			exec, err = presets.NewCassetteExecutor(*fixtures)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "agent: -fixtures: %v\n", err)
+			return 1
+		}
+		tools = exec
+	}
+	key := os.Getenv("OPENAI_API_KEY")
+	if key == "" {
+		key = "replay-needs-no-key"
+	}
+	cfg := agent.Config{
+		BaseURL: *baseURL, APIKey: key, Model: *model,
+		Stream: *stream, Tools: tools, Log: os.Stdout,
+	}
+	if _, err := agent.Run(context.Background(), cfg, prompt); err != nil {
+		fmt.Fprintf(os.Stderr, "agent: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,63 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// Fixture enforcement (SPEC §6): after scrub, the recorded requests carry
+// each preset call's result as its fixture's canonical JSON, so a request
+// whose tool result differs from the fixture already misses. What this file
+// adds is the reason: the miss message then starts by naming the call whose
+// result differs, the sign that the application ran a real tool.
+
+// explainFixtures puts, in front of a miss message, every tool result of the
+// request that differs from the fixture of its call.
+func (s *Server) explainFixtures(x *exchange, msg string) string {
+	diffs := fixtureDiffs(x)
+	if len(diffs) == 0 {
+		return msg
+	}
+	return fmt.Sprintf("llmproxy: cassette %s: %s (the application ran a real tool instead of using the fixture); %s",
+		x.tape.name, strings.Join(diffs, "; "), strings.TrimPrefix(msg, "llmproxy: "))
+}
+
+// fixtureDiffs compares the request's tool results with the fixtures of
+// their calls; results of calls without a fixture are not compared.
+func fixtureDiffs(x *exchange) []string {
+	req, err := wire.ParseRequest(x.kind, x.route.path, x.body)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range req.ToolResults {
+		if r.CallID == "" {
+			continue
+		}
+		raw, err := x.tape.c.Fixture(r.CallID)
+		if err != nil {
+			continue
+		}
+		f, err := presets.ParseCassetteFixture(r.CallID, raw)
+		if err != nil {
+			continue
+		}
+		if err := f.CheckResult(x.kind, r); err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+// fixtureContent is the result JSON of a stored fixture, as served by GET
+// /_llmproxy/fixtures/{call_id}.
+func fixtureContent(callID string, raw []byte) ([]byte, error) {
+	f, err := presets.ParseCassetteFixture(callID, raw)
+	if err != nil {
+		return nil, err
+	}
+	return f.Result.Content, nil
+}
