@@ -126,7 +126,7 @@ func (r *report) markdown() string {
 	w("| machine | %s/%s, %d CPUs (%s), %s |\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version())
 	w("\n## Running it\n\n")
 	w("```sh\n")
-	w("cd bench && go run .            # every scenario (about %s); rewrites docs/performance.md and docs/performance.svg\n", "3–5 minutes")
+	w("cd bench && go run .            # every scenario (about %s); rewrites docs/performance.md and docs/performance.svg\n", "3 minutes")
 	w("cd bench && go run . -quick     # the same in under a minute, noisier\n")
 	w("cd bench && go run . -profile /tmp/prof -only replay   # CPU profiles of the llmproxy server processes\n")
 	w("cd bench && go vet ./... && go build ./...\n")
@@ -165,16 +165,17 @@ func (r *report) markdown() string {
 	w("uniformly random recorded interactions, the sizes interleaved round by round. *First answer* is from\n")
 	w("starting the process to reading the first response (the page cache holds the file: it was just written).\n")
 	w("Memory is read from `/proc/PID/status` after the load: VmRSS, split into RssAnon (heap, stacks) and\n")
-	w("RssFile (pages of the memory-mapped cassette the lookups touched, which the kernel can drop at will).\n\n")
-	w("| server | interactions | file MB | build | open | first answer | req/s | × smallest | p50 ms | p99 ms | CPU µs/req | RSS MB | anon MB | file-mapped MB | peak MB |\n")
-	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("RssFile (pages of the memory-mapped cassette this process touched, which the kernel can drop at will);\n")
+	w("*RSS at first answer* is VmRSS right after the first response, before the load.\n\n")
+	w("| server | interactions | file MB | build | open | first answer | RSS at first answer MB | req/s | × smallest | p50 ms | p99 ms | CPU µs/req | RSS MB | anon MB | file-mapped MB | peak MB |\n")
+	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, row := range r.scale {
 		if row.Skipped != "" {
-			w("| %s | %d | | | | | %s | | | | | | | | |\n", row.Server, row.Size, row.Skipped)
+			w("| %s | %d | | | | | | %s | | | | | | | | |\n", row.Server, row.Size, row.Skipped)
 			continue
 		}
-		w("| %s | %d | %.1f | %s | %s | %s | %.0f | %.2f | %.3f | %.3f | %.0f | %.1f | %.1f | %.1f | %.1f |\n",
-			row.Server, row.Size, mb(row.FileBytes), dur(row.Build), dur(row.Open), dur(row.FirstServed),
+		w("| %s | %d | %.1f | %s | %s | %s | %.1f | %.0f | %.2f | %.3f | %.3f | %.0f | %.1f | %.1f | %.1f | %.1f |\n",
+			row.Server, row.Size, mb(row.FileBytes), dur(row.Build), dur(row.Open), dur(row.FirstServed), mb(row.OpenMem.RSS),
 			row.t.rps(), row.Ratio, ms(row.t.pct(0.5)), ms(row.t.pct(0.99)), float64(row.t.cpuPerRequest())/1e3,
 			mb(row.Mem.RSS), mb(row.Mem.Anon), mb(row.Mem.File), mb(row.Mem.HWM))
 	}
@@ -243,16 +244,28 @@ func cpuModel() string {
 
 // panel is one bar chart of the SVG: groups of bars, one bar per series.
 type panel struct {
-	title  string
-	groups []string
-	series []string
-	values [][]float64 // [group][series]; NaN: no bar
-	target float64     // a dashed line; 0: none
-	label  string      // of the target line
-	unit   func(float64) string
+	title   string
+	groups  []string
+	series  []string
+	values  [][]float64 // [group][series]; NaN: no bar
+	target  float64     // a dashed line; 0: none
+	label   string      // of the target line
+	missing string      // written where a series has no bar
+	unit    func(float64) string
 }
 
-var palette = []string{"#9e9e9e", "#1f77b4", "#ff7f0e", "#ffbb78"}
+// colour keeps one colour per server across the panels.
+func colour(series string) string {
+	switch series {
+	case nameLimit:
+		return "#9e9e9e"
+	case nameReplay:
+		return "#1f77b4"
+	case nameVCR:
+		return "#ff7f0e"
+	}
+	return "#ffbb78"
+}
 
 func (r *report) svg() string {
 	var panels []panel
@@ -276,12 +289,12 @@ func (r *report) svg() string {
 	}
 	panels = append(panels, rp)
 	// Scaling: throughput relative to the smallest cassette, and memory.
-	sp := panel{title: fmt.Sprintf("Lookup throughput relative to a 10-interaction cassette (%d connections)", scaleConns), target: 0.9, label: "target 0.9×",
+	sp := panel{title: fmt.Sprintf("Lookup throughput relative to the 10-interaction cassette, by cassette size (%d connections)", scaleConns), target: 0.9, label: "target 0.9×", missing: "not run",
 		unit: func(v float64) string { return fmt.Sprintf("%.2f×", v) }}
-	mp := panel{title: "Server RSS after the lookup load (MB)", target: 100, label: "target 100 MB",
+	mp := panel{title: "Server RSS after the lookup load, MB, by cassette size", target: 100, label: "target 100 MB", missing: "not run",
 		unit: func(v float64) string { return fmt.Sprintf("%.0f", v) }}
 	for _, row := range r.scale {
-		g := fmt.Sprintf("%d", row.Size)
+		g := sizeLabel(row.Size)
 		if !contains(sp.groups, g) {
 			sp.groups = append(sp.groups, g)
 		}
@@ -295,13 +308,13 @@ func (r *report) svg() string {
 		if row.t == nil {
 			continue
 		}
-		gi, si := index(sp.groups, fmt.Sprintf("%d", row.Size)), index(sp.series, row.Server)
+		gi, si := index(sp.groups, sizeLabel(row.Size)), index(sp.series, row.Server)
 		sp.values[gi][si] = row.Ratio
 		mp.values[gi][si] = mb(row.Mem.RSS)
 	}
 	panels = append(panels, sp, mp)
 
-	const width, ph = 860, 250
+	const width, ph = 940, 250
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", width, ph*len(panels)+10, width, ph*len(panels)+10)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
@@ -313,7 +326,7 @@ func (r *report) svg() string {
 }
 
 func drawPanel(b *strings.Builder, p panel, x0, y0, width, height int) {
-	left, right, top, bottom := x0+50, x0+width-250, y0+24, y0+height-40
+	left, right, top, bottom := x0+50, x0+width-300, y0+24, y0+height-40
 	maxV := p.target
 	for _, g := range p.values {
 		for _, v := range g {
@@ -341,24 +354,36 @@ func drawPanel(b *strings.Builder, p panel, x0, y0, width, height int) {
 		gx := float64(left) + float64(gi)*gw + 8
 		for si := range p.series {
 			v := p.values[gi][si]
+			bx := gx + float64(si)*bw
 			if math.IsNaN(v) {
+				if p.missing != "" {
+					fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle" font-size="9" fill="#999">%s</text>`+"\n", bx+bw/2-1, bottom-4, p.missing)
+				}
 				continue
 			}
-			bx := gx + float64(si)*bw
-			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", bx, y(v), bw-2, float64(bottom)-y(v), palette[si%len(palette)])
+			fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", bx, y(v), bw-2, float64(bottom)-y(v), colour(p.series[si]))
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="9">%s</text>`+"\n", bx+bw/2-1, y(v)-3, html.EscapeString(p.unit(v)))
 		}
 		fmt.Fprintf(b, `<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", gx+(gw-16)/2, bottom+14, html.EscapeString(g))
 	}
 	if p.target > 0 {
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#d62728" stroke-dasharray="5,3"/>`+"\n", left, y(p.target), right, y(p.target))
-		fmt.Fprintf(b, `<text x="%d" y="%.1f" fill="#d62728">%s</text>`+"\n", right+4, y(p.target)+4, html.EscapeString(p.label))
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end" font-size="10" fill="#d62728">%s</text>`+"\n", right-2, y(p.target)-3, html.EscapeString(p.label))
 	}
 	for si, s := range p.series {
 		ly := top + 20 + si*16
-		fmt.Fprintf(b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/>`+"\n", right+4, ly, palette[si%len(palette)])
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/>`+"\n", right+4, ly, colour(s))
 		fmt.Fprintf(b, `<text x="%d" y="%d">%s</text>`+"\n", right+18, ly+9, html.EscapeString(s))
 	}
+}
+
+// sizeLabel spells a cassette size with thin spaces between thousands.
+func sizeLabel(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "\u2009" + s[i:]
+	}
+	return s + " interactions"
 }
 
 func grid(g, s int) [][]float64 {

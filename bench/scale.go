@@ -21,8 +21,9 @@ type scaleRow struct {
 	Open         time.Duration // opening it and building the handler, in the server
 	FirstServed  time.Duration // from starting the process to the first answer read
 	t            *tally
-	Ratio        float64 // throughput over the same server's at the smallest size
-	Mem          memStatus
+	Ratio        float64   // throughput over the same server's at the smallest size
+	Mem          memStatus // after the load
+	OpenMem      memStatus // after the first answer
 	Skipped      string
 	firstRequest []byte
 }
@@ -95,6 +96,9 @@ func scaleScenario(p plan, dir string) ([]scaleRow, error) {
 			row.FirstServed = time.Since(c.Started)
 			if err != nil || status != http.StatusOK || len(body) != jsonSize {
 				return nil, fmt.Errorf("%s of %d: first request: status %d, %d bytes, %v%s", srv, n, status, len(body), err, c.tail())
+			}
+			if row.OpenMem, err = c.mem(); err != nil {
+				return nil, err
 			}
 			row.t = &tally{}
 			rows = append(rows, row)

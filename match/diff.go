@@ -158,6 +158,10 @@ func renderPath(path []string) string {
 		if i > 0 {
 			b.WriteByte('.')
 		}
+		if s == "" {
+			b.WriteString(`""`) // a member with an empty name: gjson has no path for it
+			continue
+		}
 		for j := 0; j < len(s); j++ {
 			if c := s[j]; c == '.' || c == '*' || c == '?' || c == '\\' {
 				b.WriteByte('\\')
@@ -174,7 +178,7 @@ func (w *walker) diff(d *differ, path []string, got, want gjson.Result, live []i
 	}
 	switch {
 	case got.IsObject() && want.IsObject():
-		gm, wm := got.Map(), want.Map()
+		gm, wm := members(got), members(want)
 		keys := make([]string, 0, len(gm)+len(wm))
 		for k := range gm {
 			keys = append(keys, k)
@@ -190,16 +194,21 @@ func (w *walker) diff(d *differ, path []string, got, want gjson.Result, live []i
 			if ignored {
 				continue
 			}
-			g, gok := gm[k]
-			x, wok := wm[k]
+			gs, ws := gm[k], wm[k]
 			p := joinPath(path, k)
 			switch {
-			case !gok:
-				d.add(Difference{Path: renderPath(p), Got: "(absent)", Want: shortJSON(x)})
-			case !wok:
-				d.add(Difference{Path: renderPath(p), Got: shortJSON(g), Want: "(absent)"})
+			case len(gs) == 0:
+				d.add(Difference{Path: renderPath(p), Got: "(absent)", Want: shortJSON(ws[0])})
+			case len(ws) == 0:
+				d.add(Difference{Path: renderPath(p), Got: shortJSON(gs[0]), Want: "(absent)"})
+			case len(gs) != len(ws):
+				// A name given more than once: the canonical form keeps
+				// every value, in order, so a count that differs differs.
+				d.add(Difference{Path: renderPath(p), Got: shortValues(gs), Want: shortValues(ws)})
 			default:
-				w.diff(d, p, g, x, next, depth+1)
+				for i := range gs {
+					w.diff(d, p, gs[i], ws[i], next, depth+1)
+				}
 			}
 		}
 	case got.IsArray() && want.IsArray():
@@ -238,6 +247,26 @@ func (w *walker) diff(d *differ, path []string, got, want gjson.Result, live []i
 const shortLen = 60
 
 func shortJSON(v gjson.Result) string { return short(v.Raw) }
+
+// members is an object's values by name, in order; a name given more than
+// once has them all (gjson's Map keeps only the first).
+func members(v gjson.Result) map[string][]gjson.Result {
+	out := map[string][]gjson.Result{}
+	v.ForEach(func(k, val gjson.Result) bool {
+		out[k.String()] = append(out[k.String()], val)
+		return true
+	})
+	return out
+}
+
+// shortValues renders the values of a repeated name.
+func shortValues(vs []gjson.Result) string {
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.Raw
+	}
+	return short(strings.Join(parts, ", ")) + fmt.Sprintf(" (%d values)", len(vs))
+}
 
 func short(s string) string {
 	s = strings.Join(strings.Fields(s), " ")

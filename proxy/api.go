@@ -39,8 +39,8 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 func (s *Server) adminAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.AdminToken != "" {
-			got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AdminToken)) != 1 {
+			got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AdminToken)) != 1 {
 				apiError(w, http.StatusUnauthorized, "unauthorized", "llmproxy: /_llmproxy/ needs Authorization: Bearer <admin token> (--admin-token)")
 				return
 			}

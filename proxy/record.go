@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -89,7 +90,10 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 	resp, err := s.transport.RoundTrip(out)
 	if err != nil {
 		status, msg := http.StatusBadGateway, fmt.Sprintf("llmproxy: upstream %s (%s) failed: %v", x.route.name, x.route.base.Redacted(), err)
-		if errors.Is(context.Cause(ctx), errUpstreamTimeout) {
+		// The idle timer and the transport's ResponseHeaderTimeout race
+		// for the same deadline; either way the upstream was silent.
+		var ne net.Error
+		if errors.Is(context.Cause(ctx), errUpstreamTimeout) || (errors.As(err, &ne) && ne.Timeout()) {
 			status = http.StatusGatewayTimeout
 			msg = fmt.Sprintf("llmproxy: upstream %s (%s) sent no response within %s (--upstream-timeout)", x.route.name, x.route.base.Redacted(), s.cfg.UpstreamTimeout)
 		}

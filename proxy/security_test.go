@@ -399,7 +399,7 @@ func TestAdminToken(t *testing.T) {
 	up := fake.New(t, fake.OpenAIChat(weatherLoop))
 	h := startProxy(t, proxy.ModeRecord, cassettePath(t), up.URL(), func(c *proxy.Config) { c.AdminToken = token })
 	for _, p := range []string{"/_llmproxy/health", "/_llmproxy/log", "/_llmproxy/interactions", "/_llmproxy/unused", "/_llmproxy/fixtures/call_x", "/_llmproxy/nope", "/_llmproxy"} {
-		for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Bearer", "Basic " + token} {
+		for _, auth := range []string{"", "Bearer wrong", "Bearer " + token + "x", "Bearer", "Basic " + token, token} {
 			req, _ := http.NewRequest(http.MethodGet, h.URL()+p, nil)
 			if auth != "" {
 				req.Header.Set("Authorization", auth)

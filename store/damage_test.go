@@ -118,8 +118,8 @@ func useStore(path string, readOnly bool) error {
 // was. Damage inside a value's bytes is not the store's to see (values are
 // opaque; the cassette layer rejects what does not decode).
 func TestDamagedFiles(t *testing.T) {
-	good := goodCassette(t, 40)
-	cases := damagedCases(len(good), 150)
+	good := goodCassette(t, 24)
+	cases := damagedCases(len(good), 100)
 	dir := t.TempDir()
 	outcomes := map[string]int{}
 	for _, tc := range cases {

@@ -20,5 +20,10 @@
 // timeout and reports ErrLocked naming the file; a read-only store takes a
 // shared lock, so many processes may replay one file at once. Open refuses a
 // file that is not a bbolt file (ErrNotCassette) or was written by a newer
-// format (ErrFormatVersion).
+// format (ErrFormatVersion), and reads the whole file, with bbolt's
+// consistency check, before it returns: a damaged file is ErrCorrupt at
+// once, not a failure halfway through a replay or a write on top of damage.
+// bbolt panics, or faults on its memory map, when it meets a damaged page;
+// every call into it runs under a guard that turns that into ErrCorrupt
+// naming the file, so no file can crash the process.
 package store
