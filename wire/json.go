@@ -39,10 +39,20 @@ func checkJSON(b []byte) error {
 	return errors.New("invalid JSON")
 }
 
+// NestedDeeper reports whether b opens more than limit arrays and objects
+// inside one another. It reads each byte once, skips strings, and stops at
+// the first level over the limit; b need not be valid JSON.
+func NestedDeeper(b []byte, limit int) bool {
+	d, _ := depthUpTo(b, limit)
+	return d > limit
+}
+
 // depth returns the deepest nesting of arrays and objects in b (ignoring
 // brackets inside strings), stopping as soon as it exceeds maxDepth, and the
 // offset where it stopped.
-func depth(b []byte) (deepest, at int) {
+func depth(b []byte) (deepest, at int) { return depthUpTo(b, maxDepth) }
+
+func depthUpTo(b []byte, limit int) (deepest, at int) {
 	d := 0
 	inString := false
 	for i := 0; i < len(b); i++ {
@@ -63,7 +73,7 @@ func depth(b []byte) (deepest, at int) {
 			d++
 			if d > deepest {
 				deepest = d
-				if d > maxDepth {
+				if d > limit {
 					return d, i
 				}
 			}
