@@ -129,6 +129,18 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if o.ReadOnly {
+		// The check in init read every page into the memory map; a reader
+		// reopens the file so that only the pages it serves stay resident.
+		// (A writer keeps its lock instead: another writer could take the
+		// file between a close and a reopen.)
+		if err := db.Close(); err != nil {
+			return nil, fmt.Errorf("open cassette %s: %w", path, err)
+		}
+		if s.db, err = openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: true}); err != nil {
+			return nil, fmt.Errorf("open cassette %s: reopen after the check: %w", path, err)
+		}
+	}
 	return s, nil
 }
 
