@@ -49,6 +49,12 @@ func weatherTool() openai.ChatCompletionToolUnionParam {
 // openaiGoLoop runs a two-turn tool loop with openai-go against baseURL.
 func openaiGoLoop(ctx context.Context, hc *http.Client, baseURL, prompt string, stream bool) (transcript, error) {
 	client := openai.NewClient(option.WithBaseURL(baseURL+"/v1/"), option.WithAPIKey(testKey), option.WithHTTPClient(hc), option.WithMaxRetries(0))
+	return openaiChatTurns(ctx, client, prompt, stream, func(args string) string { return args })
+}
+
+// openaiChatTurns runs the two-turn weather tool loop with an openai-go
+// client; fmtArgs renders a call's arguments into the transcript.
+func openaiChatTurns(ctx context.Context, client openai.Client, prompt string, stream bool, fmtArgs func(string) string) (transcript, error) {
 	params := openai.ChatCompletionNewParams{
 		Model:    openai.ChatModelGPT4oMini,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
@@ -69,6 +75,9 @@ func openaiGoLoop(ctx context.Context, hc *http.Client, baseURL, prompt string, 
 			if err := s.Err(); err != nil {
 				return tr, err
 			}
+			if len(acc.Choices) == 0 {
+				return tr, fmt.Errorf("stream without choices")
+			}
 			msg = acc.Choices[0].Message
 		} else {
 			resp, err := client.Chat.Completions.New(ctx, params)
@@ -83,7 +92,7 @@ func openaiGoLoop(ctx context.Context, hc *http.Client, baseURL, prompt string, 
 		}
 		params.Messages = append(params.Messages, msg.ToParam())
 		for _, tc := range msg.ToolCalls {
-			tr.calls = append(tr.calls, tc.ID+" "+tc.Function.Name+tc.Function.Arguments)
+			tr.calls = append(tr.calls, tc.ID+" "+tc.Function.Name+fmtArgs(tc.Function.Arguments))
 			params.Messages = append(params.Messages, openai.ToolMessage(weatherResult, tc.ID))
 		}
 	}

@@ -413,48 +413,7 @@ func azureLoop(ctx context.Context, env clientEnv, prompt string, stream bool) (
 		option.WithHTTPClient(env.hc),
 		option.WithMaxRetries(0),
 	)
-	params := openai.ChatCompletionNewParams{
-		Model:    openai.ChatModelGPT4oMini,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
-		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool()},
-	}
-	if stream {
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	}
-	var tr transcript
-	for turn := 0; turn < 2; turn++ {
-		var msg openai.ChatCompletionMessage
-		if stream {
-			s := client.Chat.Completions.NewStreaming(ctx, params)
-			var acc openai.ChatCompletionAccumulator
-			for s.Next() {
-				acc.AddChunk(s.Current())
-			}
-			if err := s.Err(); err != nil {
-				return tr, err
-			}
-			if len(acc.Choices) == 0 {
-				return tr, errors.New("stream without choices")
-			}
-			msg = acc.Choices[0].Message
-		} else {
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				return tr, err
-			}
-			msg = resp.Choices[0].Message
-		}
-		if len(msg.ToolCalls) == 0 {
-			tr.answer = msg.Content
-			return tr, nil
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		for _, tc := range msg.ToolCalls {
-			tr.calls = append(tr.calls, tc.ID+" "+tc.Function.Name+sortedArgs(tc.Function.Arguments))
-			params.Messages = append(params.Messages, openai.ToolMessage(weatherResult, tc.ID))
-		}
-	}
-	return tr, errors.New("no answer after two turns")
+	return openaiChatTurns(ctx, client, prompt, stream, sortedArgs)
 }
 
 // missText returns what an SDK error says, fields included (several SDKs keep
