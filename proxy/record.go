@@ -53,18 +53,19 @@ func outgoingHeaders(in http.Header) http.Header {
 }
 
 // record forwards the request, tees the response to the client as it arrives,
-// and appends the interaction once the response completed.
+// and writes the interaction once the response completed, in the order the
+// requests arrived (see tape.arrive).
 func (s *Server) record(w http.ResponseWriter, x *exchange) {
-	defer x.tape.arrive(x)()
-	id, ok := s.forward(w, x)
-	if ok && id != 0 && s.cfg.Mode == ModeAuto {
-		x.tape.markConsumed(id)
-	}
+	// The journal's readers wait for the interaction to be written (or
+	// dropped), which may be after this handler returns.
+	sl := x.tape.arrive(s.journal.begin())
+	defer sl.abandon()
+	s.forward(w, x, sl)
 }
 
-// forward does the upstream exchange; it returns the stored interaction's id
-// and whether the response reached the client completely.
-func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
+// forward does the upstream exchange and commits the interaction to sl when
+// the response completed.
+func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 	// The upstream exchange outlives the client by a short grace: a client
 	// that closes its connection as soon as it has read the last event must
 	// not lose the recording of a response that was about to complete.
@@ -82,7 +83,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 	if err != nil {
 		s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err))
 		s.journal.add(x.entry(0, "upstream request: "+err.Error(), http.StatusBadGateway))
-		return 0, false
+		return
 	}
 	out.Header = outgoingHeaders(x.req.Header)
 	out.ContentLength = int64(len(x.body))
@@ -102,7 +103,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 			s.fail(w, x.kind, status, "upstream_error", msg)
 		}
 		s.journal.add(x.entry(0, "upstream failed: "+err.Error(), status))
-		return 0, false
+		return
 	}
 	defer resp.Body.Close()
 	idle.Reset(s.cfg.UpstreamTimeout)
@@ -111,7 +112,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 	if err != nil {
 		s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err))
 		s.journal.add(x.entry(0, "upstream response: "+err.Error(), http.StatusBadGateway))
-		return 0, false
+		return
 	}
 	framing := wire.DetectFraming(resp.Header.Get("Content-Type"))
 	h := w.Header()
@@ -153,7 +154,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 		if rerr != nil && errors.Is(context.Cause(ctx), errClientLeft) {
 			s.log.InfoContext(x.req.Context(), "client left mid-response; nothing recorded", x.logArgs...)
 			s.journal.add(x.entry(0, "client left mid-response", resp.StatusCode))
-			return 0, false
+			return
 		}
 		if rerr != nil {
 			// The upstream broke mid-response. The status line is out, so the
@@ -167,7 +168,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 			if !clientGone {
 				panic(http.ErrAbortHandler)
 			}
-			return 0, false
+			return
 		}
 	}
 	end := time.Now()
@@ -177,7 +178,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 	if rest := t.splitter.Rest(); len(rest) > 0 && !t.acceptRest(rest) {
 		s.log.WarnContext(x.req.Context(), "stream ended mid-event; nothing recorded", append(x.logArgs, "tail_bytes", len(rest))...)
 		s.journal.add(x.entry(0, "upstream stream ended mid-event", resp.StatusCode))
-		return 0, true
+		return
 	}
 	i := &cassette.Interaction{
 		Upstream:   x.route.name,
@@ -203,15 +204,19 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange) (uint64, bool) {
 		i.Response.Events = t.events
 	}
 	s.redactor.Redact(i)
-	id, err := x.tape.appendInOrder(x, i, s.matcher.Shape(x.mreq))
-	if err != nil {
-		s.log.ErrorContext(x.req.Context(), "cassette write failed", append(x.logArgs, "err", err)...)
-		s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), resp.StatusCode))
-		return 0, true
-	}
-	s.log.InfoContext(x.req.Context(), "recorded", append(x.logArgs, "interaction", id, "status", resp.StatusCode, "ms", cassette.Millis(end.Sub(x.start)))...)
-	s.journal.add(x.entry(id, "", resp.StatusCode))
-	return id, !clientGone
+	delivered, status := !clientGone, resp.StatusCode
+	sl.commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
+		if err != nil {
+			s.log.ErrorContext(x.req.Context(), "cassette write failed", append(x.logArgs, "err", err)...)
+			s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), status))
+			return
+		}
+		if delivered && s.cfg.Mode == ModeAuto {
+			x.tape.markConsumed(id)
+		}
+		s.log.InfoContext(x.req.Context(), "recorded", append(x.logArgs, "interaction", id, "status", status, "ms", cassette.Millis(end.Sub(x.start)))...)
+		s.journal.add(x.entry(id, "", status))
+	})
 }
 
 func framingName(f wire.Framing) string {

@@ -55,7 +55,6 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 		exhausted = ids
 	}
 	if auto {
-		defer s.journal.begin()()
 		s.record(w, x)
 		return
 	}

@@ -306,7 +306,6 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	x.logArgs = []any{"cassette", t.name, "api", string(x.kind), "method", r.Method, "path", x.route.path}
 	switch s.cfg.Mode {
 	case ModeRecord:
-		defer s.journal.begin()()
 		s.record(w, x)
 	case ModeReplay:
 		s.replay(w, x, false)

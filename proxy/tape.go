@@ -48,10 +48,10 @@ type tape struct {
 	state   map[uint64]use
 	changed chan struct{} // closed and replaced by every release
 
-	// Requests being recorded, per match key in arrival order, and the
-	// channel closed when each ends (see arrive).
-	queues map[string][]*exchange
-	turns  map[*exchange]chan struct{}
+	// Requests being recorded, in arrival order, and whether a handler is
+	// writing the ready ones (see arrive).
+	order    []*slot
+	draining bool
 }
 
 // requestOf is the match view of a recorded request.
@@ -141,53 +141,97 @@ func (t *tape) shape(shape string) ([]uint64, error) {
 	return t.c.Shape(shape)
 }
 
-// arrive registers a request about to be recorded and returns the function
-// that ends its turn. Identical requests (one match key) are appended in
-// the order they arrived, whatever order their responses complete in: a
-// client that reads a stream to its end and at once sends the same request
-// again must find the first one recorded first.
-func (t *tape) arrive(x *exchange) (leave func()) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.queues == nil {
-		t.queues = map[string][]*exchange{}
-		t.turns = map[*exchange]chan struct{}{}
-	}
-	done := make(chan struct{})
-	t.queues[x.key] = append(t.queues[x.key], x)
-	t.turns[x] = done
-	return func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		q := t.queues[x.key]
-		q = slices.DeleteFunc(q, func(y *exchange) bool { return y == x })
-		if len(q) == 0 {
-			delete(t.queues, x.key)
-		} else {
-			t.queues[x.key] = q
-		}
-		delete(t.turns, x)
-		close(done)
-	}
+// A slot is one recording's place in its tape's arrival order.
+type slot struct {
+	t     *tape
+	ready bool
+	// What to write once every earlier slot is ready: i is nil when the
+	// recording produced nothing (the upstream or the client failed).
+	i          *cassette.Interaction
+	key, shape string
+	// written reports the outcome of the write, from whichever handler
+	// performs it; settled is called after it, or when an empty slot is
+	// passed.
+	written func(id uint64, err error)
+	settled func()
 }
 
-// appendInOrder is append after every identical request that arrived
-// before x has ended its turn (see arrive).
-func (t *tape) appendInOrder(x *exchange, i *cassette.Interaction, shape string) (uint64, error) {
+// arrive gives a request about to be recorded its place in the cassette.
+// Interactions are written in the order their requests arrived, whatever
+// order their responses complete in: an agent that reads a stream to its
+// end and at once sends the next turn must find the first turn recorded
+// first, and identical requests replay in the order they were sent. The
+// caller must end the slot with commit; abandon (safe to defer) commits an
+// empty slot if it was not. settled, if not nil, is called once the slot's
+// interaction is written or the slot is passed empty.
+func (t *tape) arrive(settled func()) *slot {
 	t.mu.Lock()
-	var earlier []chan struct{}
-	for _, y := range t.queues[x.key] {
-		if y == x {
-			break
-		}
-		earlier = append(earlier, t.turns[y])
-	}
-	t.mu.Unlock()
-	for _, ch := range earlier {
-		<-ch
-	}
-	return t.append(i, x.key, shape)
+	defer t.mu.Unlock()
+	s := &slot{t: t, settled: settled}
+	t.order = append(t.order, s)
+	return s
 }
+
+// commit ends the slot with the interaction to write (nil for none). It
+// writes the slot and every ready slot after it as soon as every earlier
+// slot is ready; a slot whose predecessors are still streaming is written
+// by the handler of the last of them, after its own, and commit returns at
+// once, so a short response never waits on a long one. written is called
+// with the outcome of the write, if there is one.
+func (s *slot) commit(i *cassette.Interaction, key, shape string, written func(uint64, error)) {
+	t := s.t
+	t.mu.Lock()
+	if s.ready {
+		t.mu.Unlock()
+		return
+	}
+	s.ready, s.i, s.key, s.shape, s.written = true, i, key, shape, written
+	if t.draining {
+		// The handler draining the queue picks this slot up.
+		t.mu.Unlock()
+		return
+	}
+	t.draining = true
+	t.mu.Unlock()
+	finished := false
+	defer func() {
+		if !finished { // a write panicked: let the next commit drain
+			t.mu.Lock()
+			t.draining = false
+			t.mu.Unlock()
+		}
+	}()
+	for h := t.popReady(); h != nil; h = t.popReady() {
+		if h.i != nil {
+			id, err := t.append(h.i, h.key, h.shape)
+			if h.written != nil {
+				h.written(id, err)
+			}
+		}
+		if h.settled != nil {
+			h.settled()
+		}
+	}
+	finished = true
+}
+
+// popReady removes and returns the first slot if it is ready; otherwise it
+// ends the drain and returns nil.
+func (t *tape) popReady() *slot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.order) == 0 || !t.order[0].ready {
+		t.draining = false
+		return nil
+	}
+	h := t.order[0]
+	t.order[0] = nil
+	t.order = t.order[1:]
+	return h
+}
+
+// abandon commits an empty slot unless it was committed.
+func (s *slot) abandon() { s.commit(nil, "", "", nil) }
 
 // append stores a recorded interaction and indexes it.
 func (t *tape) append(i *cassette.Interaction, key, shape string) (uint64, error) {

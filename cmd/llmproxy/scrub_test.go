@@ -379,7 +379,7 @@ func TestScrubOut(t *testing.T) {
 	exp := exportBytes(t, outPath)
 	for _, want := range []string{`"call_write_file": {`, `"call_shell": {`} {
 		if !bytes.Contains(exp, []byte(want)) {
-			t.Errorf("export of --out lacks %s", want)
+			t.Errorf("export of --out lacks %s; scrub said:\n%s%s", want, out, errs)
 		}
 	}
 	entries, _ := os.ReadDir(filepath.Dir(outPath))
