@@ -63,6 +63,35 @@ func (c *Cassette) Append(i *Interaction, key, shape string) (uint64, error) {
 	})
 }
 
+// A Keyed is a complete, redacted interaction with the index keys
+// AppendAll stores it under.
+type Keyed struct {
+	Interaction *Interaction
+	Key, Shape  string
+}
+
+// Appended is the outcome of one Keyed: its id, or why it was not stored.
+type Appended = store.Appended
+
+// AppendAll stores interactions in order, with consecutive ids, in one
+// transaction (one pair of disk syncs for the lot). An incomplete
+// interaction is left out with ErrIncomplete and takes no id; the others
+// are stored. An error from the transaction itself stores none.
+func (c *Cassette) AppendAll(items []Keyed) ([]Appended, error) {
+	pending := make([]store.Pending, len(items))
+	for k, it := range items {
+		i := it.Interaction
+		pending[k] = store.Pending{Key: it.Key, Shape: it.Shape, Encode: func(id uint64) ([]byte, error) {
+			if i.Request.Method == "" || i.Response.Status == 0 {
+				return nil, fmt.Errorf("%w: method %q, status %d", ErrIncomplete, i.Request.Method, i.Response.Status)
+			}
+			i.ID = id
+			return encode(i)
+		}}
+	}
+	return c.st.AppendAll(pending)
+}
+
 // Get returns the interaction with the given id.
 func (c *Cassette) Get(id uint64) (*Interaction, error) {
 	v, err := c.st.Get(id)

@@ -147,3 +147,79 @@ func sendAsync(base, path string) answer {
 	b, rerr := io.ReadAll(resp.Body)
 	return answer{status: resp.StatusCode, header: resp.Header, body: b, readErr: rerr}
 }
+
+// TestRecordAfterClose ends a stream after the proxy was closed (as when a
+// shutdown times out with a request in flight): the client still gets its
+// answer, nothing is written to the cassette, and nothing panics.
+func TestRecordAfterClose(t *testing.T) {
+	started, release := make(chan string, 1), make(chan struct{})
+	up := heldUpstream(t, started, release)
+	path := cassettePath(t)
+	h := startProxy(t, proxy.ModeRecord, path, up)
+	if a := sendAsync(h.URL(), "/v1/x?q=before"); a.status != http.StatusOK {
+		t.Fatalf("before: %d %s", a.status, a.body)
+	}
+	slowDone := make(chan answer, 1)
+	go func() { slowDone <- sendAsync(h.URL(), "/v1/x?q=slow") }()
+	<-started
+	if err := h.p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close wrote the interaction that had ended.
+	if n := interactionCount(t, h.c); n != 1 {
+		t.Fatalf("after Close %d interactions, want 1", n)
+	}
+	close(release)
+	if a := <-slowDone; a.status != http.StatusOK || a.readErr != nil || !bytes.Contains(a.body, []byte("[DONE]")) {
+		t.Fatalf("the stream that ended after Close got %d %v %q", a.status, a.readErr, a.body)
+	}
+	h.stop()
+	if got := recordedQueries(t, path); strings.Join(got, " ") != "1:before" {
+		t.Errorf("cassette holds %v, want only the interaction that ended before Close", got)
+	}
+}
+
+// TestRecordBurstIsWhole records many requests from several clients at
+// once and closes the proxy as soon as the last answer arrived: every
+// answered request is in the cassette, once, in an order consistent with
+// each client's own sequence.
+func TestRecordBurstIsWhole(t *testing.T) {
+	up := heldUpstream(t, make(chan string, 1), nil)
+	path := cassettePath(t)
+	h := startProxy(t, proxy.ModeRecord, path, up)
+	const clients, each = 4, 25
+	errs := make(chan error, clients)
+	for c := range clients {
+		go func() {
+			for n := range each {
+				if a := sendAsync(h.URL(), fmt.Sprintf("/v1/x?q=c%d-%02d", c, n)); a.status != http.StatusOK {
+					errs <- fmt.Errorf("client %d request %d: %d %s %v", c, n, a.status, a.body, a.readErr)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.stop()
+	got := recordedQueries(t, path)
+	if len(got) != clients*each {
+		t.Fatalf("%d interactions, want %d", len(got), clients*each)
+	}
+	last := map[string]string{}
+	for k, g := range got {
+		id, q, _ := strings.Cut(g, ":")
+		if id != fmt.Sprint(k+1) {
+			t.Errorf("interaction %d has id %s", k+1, id)
+		}
+		client, n, _ := strings.Cut(q, "-")
+		if n <= last[client] {
+			t.Errorf("%s recorded after %s-%s", q, client, last[client])
+		}
+		last[client] = n
+	}
+}

@@ -202,8 +202,11 @@ func (s *Server) Mode() Mode { return s.cfg.Mode }
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
-// Close closes the cassettes the server opened from CassetteDir. A
-// Config.Cassette belongs to the caller and stays open.
+// Close writes every recorded interaction whose response has ended (they
+// are written behind the responses, see tape.arrive), then closes the
+// cassettes the server opened from CassetteDir. A Config.Cassette belongs
+// to the caller and stays open: close it after Close. Call Close once the
+// HTTP server has stopped; a response that ends later is not recorded.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -211,6 +214,8 @@ func (s *Server) Close() error {
 	for name, t := range s.tapes {
 		if name != "" {
 			errs = append(errs, t.close())
+		} else {
+			t.stopWriter() // the caller closes Config.Cassette
 		}
 	}
 	s.tapes = map[string]*tape{}

@@ -48,10 +48,13 @@ type tape struct {
 	state   map[uint64]use
 	changed chan struct{} // closed and replaced by every release
 
-	// Requests being recorded, in arrival order, and whether a handler is
-	// writing the ready ones (see arrive).
-	order    []*slot
-	draining bool
+	// Requests being recorded, in arrival order (see arrive); the writer
+	// goroutine, started by the first, is woken by wake and closes
+	// writerDone when it ends, after closing is set.
+	order      []*slot
+	wake       chan struct{}
+	writerDone chan struct{}
+	closing    bool
 }
 
 // requestOf is the match view of a recorded request.
@@ -149,12 +152,20 @@ type slot struct {
 	// recording produced nothing (the upstream or the client failed).
 	i          *cassette.Interaction
 	key, shape string
-	// written reports the outcome of the write, from whichever handler
-	// performs it; settled is called after it, or when an empty slot is
-	// passed.
+	// written reports the outcome of the write, from the tape's writer;
+	// settled is called after it, or at once for an empty slot.
 	written func(id uint64, err error)
 	settled func()
+	// dropped marks a slot the closing tape will not write.
+	dropped bool
 }
+
+// errTapeClosed is why an interaction whose response ended after the proxy
+// closed its cassette was not written.
+var errTapeClosed = errors.New("the proxy closed the cassette before the response ended")
+
+// maxBatch bounds the interactions written in one transaction.
+const maxBatch = 256
 
 // arrive gives a request about to be recorded its place in the cassette.
 // Interactions are written in the order their requests arrived, whatever
@@ -168,16 +179,23 @@ func (t *tape) arrive(settled func()) *slot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := &slot{t: t, settled: settled}
+	if t.closing {
+		s.dropped = true
+		return s
+	}
+	if t.wake == nil {
+		t.wake, t.writerDone = make(chan struct{}, 1), make(chan struct{})
+		go t.writer()
+	}
 	t.order = append(t.order, s)
 	return s
 }
 
-// commit ends the slot with the interaction to write (nil for none). It
-// writes the slot and every ready slot after it as soon as every earlier
-// slot is ready; a slot whose predecessors are still streaming is written
-// by the handler of the last of them, after its own, and commit returns at
-// once, so a short response never waits on a long one. written is called
-// with the outcome of the write, if there is one.
+// commit ends the slot with the interaction to write (nil for none) and
+// returns at once: the tape's writer stores it after every interaction
+// whose request arrived earlier, so a short response never waits on a long
+// one, and a response reaches its client without waiting for the disk.
+// written is called with the outcome of the write.
 func (s *slot) commit(i *cassette.Interaction, key, shape string, written func(uint64, error)) {
 	t := s.t
 	t.mu.Lock()
@@ -186,66 +204,119 @@ func (s *slot) commit(i *cassette.Interaction, key, shape string, written func(u
 		return
 	}
 	s.ready, s.i, s.key, s.shape, s.written = true, i, key, shape, written
-	if t.draining {
-		// The handler draining the queue picks this slot up.
-		t.mu.Unlock()
-		return
-	}
-	t.draining = true
+	dropped := s.dropped
 	t.mu.Unlock()
-	finished := false
-	defer func() {
-		if !finished { // a write panicked: let the next commit drain
-			t.mu.Lock()
-			t.draining = false
-			t.mu.Unlock()
+	switch {
+	case dropped:
+		if i != nil && written != nil {
+			written(0, errTapeClosed)
 		}
-	}()
-	for h := t.popReady(); h != nil; h = t.popReady() {
-		if h.i != nil {
-			id, err := t.append(h.i, h.key, h.shape)
-			if h.written != nil {
-				h.written(id, err)
-			}
+		if s.settled != nil {
+			s.settled()
 		}
-		if h.settled != nil {
-			h.settled()
+	case i == nil:
+		// Nothing to write: only the slots after it were waiting.
+		if s.settled != nil {
+			s.settled()
 		}
+		t.signal()
+	default:
+		t.signal()
 	}
-	finished = true
-}
-
-// popReady removes and returns the first slot if it is ready; otherwise it
-// ends the drain and returns nil.
-func (t *tape) popReady() *slot {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.order) == 0 || !t.order[0].ready {
-		t.draining = false
-		return nil
-	}
-	h := t.order[0]
-	t.order[0] = nil
-	t.order = t.order[1:]
-	return h
 }
 
 // abandon commits an empty slot unless it was committed.
 func (s *slot) abandon() { s.commit(nil, "", "", nil) }
 
-// append stores a recorded interaction and indexes it.
-func (t *tape) append(i *cassette.Interaction, key, shape string) (uint64, error) {
-	id, err := t.c.Append(i, key, shape)
-	if err != nil {
-		return 0, err
+func (t *tape) signal() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
 	}
-	if t.mem != nil {
-		t.mu.Lock()
-		t.mem[key] = append(t.mem[key], id)
-		t.memShape[shape] = append(t.memShape[shape], id)
-		t.mu.Unlock()
+}
+
+// writer stores ready slots in arrival order, as many per transaction as
+// are ready, until the tape closes.
+func (t *tape) writer() {
+	defer close(t.writerDone)
+	for {
+		batch, stop := t.takeReady()
+		if len(batch) > 0 {
+			t.writeBatch(batch)
+			continue
+		}
+		if stop {
+			return
+		}
+		<-t.wake
 	}
-	return id, nil
+}
+
+// takeReady removes the ready slots at the head of the order. Once the tape
+// is closing it takes every ready slot, drops the rest (their handlers are
+// still running past the shutdown), and reports stop when none is left.
+func (t *tape) takeReady() (batch []*slot, stop bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closing {
+		t.order = slices.DeleteFunc(t.order, func(s *slot) bool {
+			s.dropped = !s.ready
+			return s.dropped
+		})
+	}
+	n := 0
+	for n < len(t.order) && n < maxBatch && t.order[n].ready {
+		n++
+	}
+	batch = slices.Clone(t.order[:n])
+	t.order = slices.Delete(t.order, 0, n)
+	return batch, t.closing && n == 0
+}
+
+// stopWriter makes the writer store every ready interaction and end, and
+// waits for it. Interactions whose responses end later are not written.
+func (t *tape) stopWriter() {
+	t.mu.Lock()
+	t.closing = true
+	done := t.writerDone
+	t.mu.Unlock()
+	if done != nil {
+		t.signal()
+		<-done
+	}
+}
+
+// writeBatch stores the interactions of ready slots in one transaction.
+func (t *tape) writeBatch(batch []*slot) {
+	items := make([]cassette.Keyed, 0, len(batch))
+	owners := make([]*slot, 0, len(batch))
+	for _, s := range batch {
+		if s.i != nil {
+			items = append(items, cassette.Keyed{Interaction: s.i, Key: s.key, Shape: s.shape})
+			owners = append(owners, s)
+		}
+	}
+	if len(items) > 0 {
+		res, err := t.c.AppendAll(items)
+		for k, s := range owners {
+			id, werr := uint64(0), err
+			if err == nil {
+				id, werr = res[k].ID, res[k].Err
+			}
+			if werr == nil && t.mem != nil {
+				t.mu.Lock()
+				t.mem[s.key] = append(t.mem[s.key], id)
+				t.memShape[s.shape] = append(t.memShape[s.shape], id)
+				t.mu.Unlock()
+			}
+			if s.written != nil {
+				s.written(id, werr)
+			}
+			if s.settled != nil {
+				s.settled()
+			}
+		}
+	}
 }
 
 // acquire picks the interaction to serve for ids (the recordings of one
@@ -412,6 +483,7 @@ func (t *tape) close() error {
 	default:
 		return nil
 	}
+	t.stopWriter()
 	if t.c == nil {
 		return nil
 	}

@@ -412,25 +412,61 @@ func indexKey(key string, id uint64) []byte {
 // transaction, and returns its id. encode is given the new id and returns the
 // bytes to store; an error from it aborts the transaction.
 func (s *Store) Append(key, shape string, encode func(id uint64) ([]byte, error)) (uint64, error) {
-	var id uint64
+	res, err := s.AppendAll([]Pending{{Key: key, Shape: shape, Encode: encode}})
+	if err != nil {
+		return 0, err
+	}
+	return res[0].ID, res[0].Err
+}
+
+// A Pending is one interaction for AppendAll, before it has an id.
+type Pending struct {
+	Key, Shape string
+	// Encode is given the new id and returns the bytes to store.
+	Encode func(id uint64) ([]byte, error)
+}
+
+// An Appended is the outcome of one Pending: its id, or why it was not
+// stored.
+type Appended struct {
+	ID  uint64
+	Err error
+}
+
+// AppendAll stores interactions in order, with consecutive ids, in one
+// transaction: one pair of disk syncs for the lot. One whose Encode fails
+// is left out (its Appended holds the error, and it takes no id); the
+// others are stored. An error from the transaction itself stores none of
+// them.
+func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
+	res := make([]Appended, len(recs))
 	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketInteractions)
-		n, err := b.NextSequence()
-		if err != nil {
-			return err
+		ib, sb := tx.Bucket(bucketIndex), tx.Bucket(bucketShapes)
+		seq := b.Sequence()
+		for k, r := range recs {
+			id := seq + 1
+			var value []byte
+			if err := callback(func() (err error) { value, err = r.Encode(id); return err }); err != nil {
+				res[k] = Appended{Err: fmt.Errorf("cassette %s: append: %w", s.path, err)}
+				continue
+			}
+			if err := b.Put(idKey(id), value); err != nil {
+				return err
+			}
+			if err := ib.Put(indexKey(r.Key, id), nil); err != nil {
+				return err
+			}
+			if err := sb.Put(indexKey(r.Shape, id), nil); err != nil {
+				return err
+			}
+			seq = id
+			res[k] = Appended{ID: id}
 		}
-		id = n
-		var value []byte
-		if err := callback(func() (err error) { value, err = encode(id); return err }); err != nil {
-			return err
+		if seq == b.Sequence() {
+			return errNoneStored // nothing to commit
 		}
-		if err := b.Put(idKey(id), value); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketIndex).Put(indexKey(key, id), nil); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketShapes).Put(indexKey(shape, id), nil); err != nil {
+		if err := b.SetSequence(seq); err != nil {
 			return err
 		}
 		m, err := getMeta(tx)
@@ -440,8 +476,14 @@ func (s *Store) Append(key, shape string, encode func(id uint64) ([]byte, error)
 		m.Updated = s.now().UTC()
 		return putMeta(tx, m)
 	})
-	return id, err
+	if err != nil && !errors.Is(err, errNoneStored) {
+		return nil, err
+	}
+	return res, nil
 }
+
+// errNoneStored rolls back an AppendAll that stored nothing.
+var errNoneStored = errors.New("no interaction to store")
 
 // Get returns the interaction with the given id.
 func (s *Store) Get(id uint64) ([]byte, error) {

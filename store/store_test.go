@@ -76,6 +76,52 @@ func TestAppendEncodeErrorWritesNothing(t *testing.T) {
 	}
 }
 
+// TestAppendAll stores a batch in one transaction: consecutive ids in
+// order, one failing encode left out without taking an id, every stored
+// one indexed.
+func TestAppendAll(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	s := mustOpen(t, path, nil)
+	if _, err := s.Append("a", "s", value("first")); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	res, err := s.AppendAll([]store.Pending{
+		{Key: "b", Shape: "s", Encode: value("second")},
+		{Key: "c", Shape: "s", Encode: func(uint64) ([]byte, error) { return nil, boom }},
+		{Key: "a", Shape: "s", Encode: value("third")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].ID != 2 || res[0].Err != nil || res[2].ID != 3 || res[2].Err != nil {
+		t.Errorf("stored ids %+v, want 2 and 3", res)
+	}
+	if res[1].ID != 0 || !errors.Is(res[1].Err, boom) || !strings.Contains(res[1].Err.Error(), path) {
+		t.Errorf("failed encode gave %+v, want no id and an error naming %s wrapping boom", res[1], path)
+	}
+	for key, want := range map[string]string{"a": "[1 3]", "b": "[2]", "c": "[]"} {
+		if ids, _ := s.Lookup(key); fmt.Sprint(ids) != want {
+			t.Errorf("Lookup(%q) = %v, want %s", key, ids, want)
+		}
+	}
+	if v, _ := s.Get(3); string(v) != "3:third" {
+		t.Errorf("Get(3) = %q", v)
+	}
+	// A batch in which nothing encodes writes nothing, not even metadata.
+	before, _ := s.Meta()
+	res, err = s.AppendAll([]store.Pending{{Key: "d", Shape: "s", Encode: func(uint64) ([]byte, error) { return nil, boom }}})
+	if err != nil || !errors.Is(res[0].Err, boom) {
+		t.Fatalf("all-failing batch: %+v, %v", res, err)
+	}
+	if after, _ := s.Meta(); !after.Updated.Equal(before.Updated) {
+		t.Error("an all-failing batch changed the metadata")
+	}
+	if id, _ := s.Append("e", "s", value("fourth")); id != 4 {
+		t.Errorf("next id %d, want 4", id)
+	}
+}
+
 func TestSecondWriterFailsNamingFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "locked.cassette")
 	mustOpen(t, path, nil)
