@@ -105,6 +105,25 @@ func (c *Cassette) Get(id uint64) (*Interaction, error) {
 	return i, nil
 }
 
+// GetResponse returns the interaction with the given id without its
+// request body, which serving the recorded response does not need and
+// decoding would cost.
+func (c *Cassette) GetResponse(id uint64) (*Interaction, error) {
+	v, err := c.st.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if i, ok := decodeFast(v, true); ok {
+		return i, nil
+	}
+	i, err := decode(id, v)
+	if err != nil {
+		return nil, fmt.Errorf("cassette %s: %w", c.Path(), err)
+	}
+	i.Request.Body = nil
+	return i, nil
+}
+
 // Lookup returns the ids indexed under a match key, in recorded order.
 func (c *Cassette) Lookup(key string) ([]uint64, error) { return c.st.Lookup(key) }
 

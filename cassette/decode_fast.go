@@ -17,8 +17,11 @@ import (
 // a base64 body, a document that is not valid JSON) makes it return ok
 // false, and decode hands the document to encoding/json, which decides. On
 // every document it accepts, the result is the one encoding/json gives.
-func decodeFast(v []byte) (i *Interaction, ok bool) {
-	d := fastDecoder{b: v}
+//
+// With skipRequestBody the request body is stepped over, not decoded, and
+// left empty: serving a recorded response does not need it.
+func decodeFast(v []byte, skipRequestBody bool) (i *Interaction, ok bool) {
+	d := fastDecoder{b: v, skipRequestBody: skipRequestBody}
 	i = &Interaction{}
 	if !d.interaction(i) {
 		return nil, false
@@ -33,8 +36,9 @@ func decodeFast(v []byte) (i *Interaction, ok bool) {
 // fastDecoder is a cursor over a document. Every method returns false as
 // soon as the input is not what it expects.
 type fastDecoder struct {
-	b []byte
-	i int
+	b               []byte
+	i               int
+	skipRequestBody bool
 }
 
 func (d *fastDecoder) ws() {
@@ -220,15 +224,27 @@ func (d *fastDecoder) float(dst *float64) bool {
 func (d *fastDecoder) body(dst *Body) bool {
 	// Bodies are long: find the closing quote with IndexByte and let
 	// unquote do the one byte-by-byte pass.
-	d.ws()
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
+	start, ok := d.stringEnd()
+	if !ok {
 		return false
 	}
-	start := d.i
+	b, ok := unquote(d.b[start:d.i]) // a copy: the document may be bbolt's memory
+	*dst = b
+	return ok
+}
+
+// stringEnd moves past a string literal, finding its closing quote with
+// IndexByte, and returns where it started.
+func (d *fastDecoder) stringEnd() (start int, ok bool) {
+	d.ws()
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return 0, false
+	}
+	start = d.i
 	for j := d.i + 1; ; {
 		q := bytes.IndexByte(d.b[j:], '"')
 		if q < 0 {
-			return false
+			return 0, false
 		}
 		q += j
 		bs := 0
@@ -237,13 +253,10 @@ func (d *fastDecoder) body(dst *Body) bool {
 		}
 		if bs%2 == 0 {
 			d.i = q + 1
-			break
+			return start, true
 		}
 		j = q + 1
 	}
-	b, ok := unquote(d.b[start:d.i]) // a copy: the document may be bbolt's memory
-	*dst = b
-	return ok
 }
 
 func (d *fastDecoder) headers(dst *http.Header) bool {
@@ -309,6 +322,10 @@ func (d *fastDecoder) request(r *Request) bool {
 		case "headers":
 			return d.headers(&r.Headers)
 		case "body":
+			if d.skipRequestBody {
+				_, ok := d.stringEnd()
+				return ok
+			}
 			return d.body(&r.Body)
 		}
 		return false

@@ -159,7 +159,7 @@ func encode(i *Interaction) ([]byte, error) {
 }
 
 func decode(id uint64, v []byte) (*Interaction, error) {
-	if i, ok := decodeFast(v); ok {
+	if i, ok := decodeFast(v, false); ok {
 		return i, nil
 	}
 	var i Interaction

@@ -296,6 +296,7 @@ func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, 
 		if e.Interaction != 0 && e.tape != nil && e.tape.ready() {
 			if i, err := e.tape.c.Get(e.Interaction); err == nil {
 				e.ToolCalls = Summarize(i).ToolCalls
+				e.summarize(wire.Kind(i.Kind), i.Request.Path, i.Request.Body)
 			}
 		}
 		out = append(out, e)

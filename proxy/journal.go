@@ -20,6 +20,8 @@ type LogEntry struct {
 	Kind     string    `json:"kind"`
 	// Model, Stream and Turns summarise an LLM request body: the model
 	// asked for, whether a stream was, and the number of conversation turns.
+	// For a request that was served or recorded they are read from its
+	// interaction's request, equal to it under the matching rules.
 	Model  string `json:"model,omitempty"`
 	Stream bool   `json:"stream,omitempty"`
 	Turns  int    `json:"turns,omitempty"`
@@ -134,11 +136,22 @@ func (x *exchange) entry(id uint64, miss string, status int) logEntry {
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
 		tape:   x.tape, name: x.req.Header.Get(CassetteHeader),
 	}
-	if x.kind != wire.KindGeneric {
-		if req, err := wire.ParseRequest(x.kind, x.route.path, x.body); err == nil {
-			e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
-			e.ToolResults = toolResults(req.ToolResults)
-		}
+	if id == 0 {
+		// A request that was served or recorded is summarised from its
+		// interaction when the log is read (see Server.logEntries): parsing
+		// every request here cost a replay an eighth of its CPU.
+		e.summarize(x.kind, x.route.path, x.body)
 	}
 	return e
+}
+
+// summarize fills in the request summary of an entry from a request body.
+func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
+	if kind == wire.KindGeneric {
+		return
+	}
+	if req, err := wire.ParseRequest(kind, path, body); err == nil {
+		e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
+		e.ToolResults = toolResults(req.ToolResults)
+	}
 }

@@ -32,7 +32,7 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 			return // the client left while an earlier serve of its request was in flight
 		}
 		if !ex {
-			i, err := x.tape.c.Get(id)
+			i, err := x.tape.c.GetResponse(id)
 			if err != nil {
 				x.tape.release(id, false)
 				s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
