@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -178,13 +179,25 @@ func faultCases() []faultCase {
 					io.WriteString(w, `{"id":"chatcmpl-1","choices":[`)
 				})
 			}},
-		{name: "gzip body that is not gzip", api: chatAPI, broken: true, status: 200,
+		// A body that is not what its Content-Encoding says fails at its
+		// first read, before the status line goes out: a clear 502.
+		{name: "gzip body that is not gzip", api: chatAPI, status: 502,
+			says:     []string{"upstream", "does not decode as its Content-Encoding says", "gzip"},
+			upstream: lyingEncoding("gzip")},
+		{name: "deflate body that is not deflate", api: chatAPI, status: 502,
+			says:     []string{"upstream", "does not decode as its Content-Encoding says", "zlib"},
+			upstream: lyingEncoding("deflate")},
+		{name: "gzip stream that breaks after its first event", api: chatStreamAPI, status: 200, broken: true,
 			upstream: func(t *testing.T) string {
 				return rawUpstream(t, func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) {
-					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("Content-Type", "text/event-stream")
 					w.Header().Set("Content-Encoding", "gzip")
 					w.WriteHeader(200)
-					io.WriteString(w, `{"this is":"not gzip at all"}`)
+					zw := gzip.NewWriter(w)
+					io.WriteString(zw, "data: {\"id\":\"c1\",\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n")
+					zw.Flush()
+					w.(http.Flusher).Flush()
+					io.WriteString(w, "garbage that is not deflate data")
 				})
 			}},
 		{name: "SSE ends mid-event", api: chatStreamAPI, status: 200, body: truncatedSSE,
@@ -215,6 +228,18 @@ func faultCases() []faultCase {
 			upstream: func(t *testing.T) string {
 				return fake.New(t, fake.ServeCaptured("anthropic-messages-stream-error-overloaded.sse")).URL()
 			}},
+	}
+}
+
+// lyingEncoding is an upstream that labels a plain JSON body with enc.
+func lyingEncoding(enc string) func(t *testing.T) string {
+	return func(t *testing.T) string {
+		return rawUpstream(t, func(w http.ResponseWriter, r *http.Request, _ <-chan struct{}) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Encoding", enc)
+			w.WriteHeader(200)
+			io.WriteString(w, `{"this is":"not compressed at all"}`)
+		})
 	}
 }
 

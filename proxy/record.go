@@ -114,6 +114,28 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 		s.journal.add(x.entry(0, "upstream response: "+err.Error(), http.StatusBadGateway))
 		return
 	}
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	// A compressed body that does not decode fails at its first read (Go's
+	// transport decodes gzip lazily). That read happens before the status
+	// line goes out, so the client gets a clear 502, not a 200 that breaks.
+	peeked, peekN, peekErr := false, 0, error(nil)
+	if decoded || resp.Uncompressed {
+		for peekN == 0 && peekErr == nil {
+			peekN, peekErr = body.Read(*buf)
+		}
+		if peekErr != nil && peekErr != io.EOF {
+			if errors.Is(context.Cause(ctx), errClientLeft) {
+				return
+			}
+			msg := fmt.Sprintf("llmproxy: upstream %s: its body does not decode as its Content-Encoding says: %v", x.route.name, peekErr)
+			s.log.WarnContext(x.req.Context(), "upstream body does not decode", append(x.logArgs, "err", peekErr)...)
+			s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", msg)
+			s.journal.add(x.entry(0, msg, http.StatusBadGateway))
+			return
+		}
+		peeked = true
+	}
 	framing := wire.DetectFraming(resp.Header.Get("Content-Type"))
 	h := w.Header()
 	for k, vs := range resp.Header {
@@ -132,10 +154,13 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 
 	t := teeStream{framing: framing, splitter: wire.NewSplitter(framing), start: sent}
 	clientGone := false
-	buf := bufPool.Get().(*[]byte)
-	defer bufPool.Put(buf)
 	for {
-		n, rerr := body.Read(*buf)
+		n, rerr := peekN, peekErr
+		if peeked {
+			peeked = false
+		} else {
+			n, rerr = body.Read(*buf)
+		}
 		if n > 0 {
 			idle.Reset(s.cfg.UpstreamTimeout)
 			chunk := (*buf)[:n]
@@ -276,13 +301,13 @@ func decodeBody(resp *http.Response) (io.Reader, bool, error) {
 	case "gzip", "x-gzip":
 		zr, err := gzip.NewReader(resp.Body)
 		if err != nil {
-			return nil, false, fmt.Errorf("gzip response: %w", err)
+			return nil, false, fmt.Errorf("its body does not decode as its Content-Encoding says: %w", err)
 		}
 		return zr, true, nil
 	case "deflate":
 		zr, err := zlib.NewReader(resp.Body)
 		if err != nil {
-			return nil, false, fmt.Errorf("deflate response: %w", err)
+			return nil, false, fmt.Errorf("its body does not decode as its Content-Encoding says: %w", err)
 		}
 		return zr, true, nil
 	case "br":
