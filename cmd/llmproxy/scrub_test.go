@@ -86,7 +86,7 @@ func startScrubProxy(t *testing.T, mode proxy.Mode, path, upstream string) *scru
 			t.Fatal(err)
 		}
 		cfg.Default = u
-		cfg.Upstreams = map[string]*url.URL{"openai": u, "anthropic": u, "gemini": u}
+		cfg.Upstreams = map[string]*url.URL{"openai": u, "anthropic": u, "gemini": u, "ollama": u}
 	}
 	if mode == proxy.ModeReplay {
 		cfg.Transport = noUpstream{t}
@@ -162,6 +162,8 @@ func TestScrubEndToEnd(t *testing.T) {
 		{"openai-responses", fake.OpenAIResponses, responsesAgent, nil},
 		{"anthropic-messages", fake.AnthropicMessages, anthropicAgent, anthropicIDs},
 		{"gemini", fake.Gemini, geminiAgent, nil},
+		{"ollama", fake.Ollama, ollamaAgent, nil},
+		{"ollama-idless", ollamaIDless, ollamaAgent, nil},
 	}
 	for _, pv := range providers {
 		for _, stream := range []bool{false, true} {
