@@ -177,14 +177,30 @@ func (s *Substituter) preset(function string) (Descriptor, bool) {
 //     new id replaces the old one in the response that made the call
 //     (stream events included, each keeping its place) and in every later
 //     request that echoes or answers it; an id-less Gemini or Ollama call
-//     gets the id added. Every result answering it becomes the fixture's
-//     canonical JSON, carried the way the application sent it.
+//     gets the id added, and so do its echoes. Every result answering it
+//     becomes the fixture's canonical JSON, carried the way the application
+//     sent it.
 //   - A call that fails a check is left unchanged and reported as a Skip.
+//
+// Each rewritten request is what the application will send in replay once
+// it gets the rewritten responses: ids change where they are, and are added
+// only where the application is expected to send them back. An id-less
+// Gemini functionResponse gets its call's id (the Gemini docs ask the
+// application to send it). An Ollama tool message without tool_call_id
+// keeps answering by tool_name: that is how Ollama documents the client,
+// and such a client does not start sending ids when the calls carry them.
+// An Ollama call that had an id but is echoed without it stays so in the
+// echo: that client drops ids.
 //
 // A later request echoes a call made by an earlier response when it carries
 // the call's id and, if several responses made calls with that id, its
 // conversation continues that response's request (its turns start with
-// them); id-less calls are linked by the conversation alone.
+// them); id-less calls, and Ollama calls echoed without their ids, are
+// linked by the conversation alone. A result with
+// an id answers the call with that id. A result without one answers by its
+// function name: for Ollama, the earliest call to that function echoed in
+// an earlier turn of the request and not yet answered there, with or
+// without id; for Gemini, the n-th id-less call to it (wire.SyntheticID).
 //
 // Substitute is deterministic and idempotent: substituting its own output
 // gives the same exchanges and fixtures. The input is not modified. An error
@@ -232,10 +248,16 @@ type exchangeState struct {
 	req     wire.Request
 	reqOK   bool
 	resp    wire.Response
-	turns   []string // canonical JSON of each request turn, built on demand
-	calls   []*call  // the preset calls its response made
-	links   map[string]*call
-	answers []*call // the preset calls this request's results answer
+	turns   []string         // canonical JSON of each request turn, built on demand
+	calls   []*call          // the preset calls its response made
+	links   map[string]*call // echoed calls (and results' ids) by id or SyntheticID
+	answers []answer         // this request's results that answer preset calls
+}
+
+// answer is a tool result in a request and the preset call it answers.
+type answer struct {
+	c *call
+	r wire.ToolResult
 }
 
 // call is one tool call to a preset's function made by a response.
@@ -403,66 +425,137 @@ func (st *subst) echoes(j, i int) (off int, ok bool) {
 	return off, true
 }
 
+// echoedBare reports whether a later request may echo call c without an
+// id and still be linked to it: an id-less call, or an Ollama call, whose id
+// clients may drop (the Ollama docs show histories without ids, and an
+// ollama-python whose ToolCall has no id field drops it).
+func (st *subst) echoedBare(c *call) bool {
+	return c.id == "" || st.xs[c.x].Kind == wire.KindOllama
+}
+
 // link finds, in each request, the preset calls it echoes and answers.
 func (st *subst) link() {
-	withIDless := []int{}
+	bare := []int{} // exchanges with calls a later request may echo without ids
 	for j := range st.xs {
 		x := &st.xs[j]
 		if x.reqOK && (len(x.req.ToolCalls) > 0 || len(x.req.ToolResults) > 0) {
 			x.links = map[string]*call{}
-			// Echoed id-less calls: a conversation that continues an
+			// Calls echoed without ids: a conversation that continues an
 			// earlier request carries that response's calls right after the
 			// calls the earlier request held.
 			pos := map[int]*call{}
-			for n := len(withIDless) - 1; n >= 0; n-- {
-				i := withIDless[n]
+			for n := len(bare) - 1; n >= 0; n-- {
+				i := bare[n]
 				off, ok := st.echoes(j, i)
 				if !ok {
 					continue
 				}
 				for _, c := range st.xs[i].calls {
-					if c.id == "" && x.req.ToolCalls[off+c.k].ID == "" && pos[off+c.k] == nil {
+					if st.echoedBare(c) && x.req.ToolCalls[off+c.k].ID == "" && pos[off+c.k] == nil {
 						pos[off+c.k] = c
 					}
 				}
 			}
+			// keys[p] is the key of echoed call p: its id, or its
+			// SyntheticID among the request's id-less calls.
+			keys := make([]string, len(x.req.ToolCalls))
 			idless := map[string]int{}
 			for p, tc := range x.req.ToolCalls {
 				if tc.ID != "" {
+					keys[p] = tc.ID
 					if c := st.owner(j, tc.ID); c != nil {
 						x.links[tc.ID] = c
 					}
 					continue
 				}
 				idless[tc.Name]++
+				keys[p] = wire.SyntheticID(tc.Name, idless[tc.Name])
 				if c := pos[p]; c != nil {
-					x.links[wire.SyntheticID(tc.Name, idless[tc.Name])] = c
+					x.links[keys[p]] = c
 				}
 			}
-			idless = map[string]int{}
-			for _, r := range x.req.ToolResults {
-				key := r.CallID
-				if key == "" {
-					idless[r.Name]++
-					key = wire.SyntheticID(r.Name, idless[r.Name])
-				} else if x.links[key] == nil {
-					if c := st.owner(j, key); c != nil {
-						x.links[key] = c
-					}
-				}
-				if c := x.links[key]; c != nil {
-					x.answers = append(x.answers, c)
-					c.results = append(c.results, resultAt{x: j, r: r})
-				}
-			}
+			st.linkResults(j, keys)
 		}
 		for _, c := range x.calls {
-			if c.id == "" {
-				withIDless = append(withIDless, j)
+			if st.echoedBare(c) {
+				bare = append(bare, j)
 				break
 			}
 		}
 	}
+}
+
+// linkResults pairs the tool results of request j with the preset calls
+// they answer; keys are the keys of the request's echoed calls.
+//
+// A result with an id answers the call with that id. One without answers by
+// function name. An Ollama tool message names its function (tool_name) and
+// the documented client sends nothing else, whether the call had an id or
+// not, so it answers the earliest call to that function echoed in an
+// earlier turn that no result answers yet: the results carrying ids are
+// counted first, then the others in order. A Gemini functionResponse
+// without id answers the n-th id-less call to its function, by its
+// wire.SyntheticID, the pairing wire.RewriteCallIDs keeps when it gives
+// both the call's id.
+func (st *subst) linkResults(j int, keys []string) {
+	x := &st.xs[j]
+	calls := x.req.ToolCalls
+	answered := make([]bool, len(calls))
+	for _, r := range x.req.ToolResults {
+		if r.CallID == "" {
+			continue
+		}
+		for p, tc := range calls {
+			if !answered[p] && tc.ID == r.CallID {
+				answered[p] = true
+				break
+			}
+		}
+	}
+	idless := map[string]int{}
+	for _, r := range x.req.ToolResults {
+		var c *call
+		switch {
+		case r.CallID != "":
+			if x.links[r.CallID] == nil {
+				if o := st.owner(j, r.CallID); o != nil {
+					x.links[r.CallID] = o
+				}
+			}
+			c = x.links[r.CallID]
+		case x.Kind == wire.KindOllama:
+			at := turnOf(r.Path)
+			for p, tc := range calls {
+				if !answered[p] && tc.Name == r.Name && turnOf(tc.Path) < at {
+					answered[p] = true
+					c = x.links[keys[p]]
+					break
+				}
+			}
+		default:
+			idless[r.Name]++
+			c = x.links[wire.SyntheticID(r.Name, idless[r.Name])]
+		}
+		if c != nil {
+			x.answers = append(x.answers, answer{c: c, r: r})
+			c.results = append(c.results, resultAt{x: j, r: r})
+		}
+	}
+}
+
+// turnOf returns the index of the turn a request path is in: 3 for
+// "messages.3.content" or "messages.3.tool_calls.0", or -1.
+func turnOf(path string) int {
+	_, rest, ok := strings.Cut(path, ".")
+	if !ok {
+		return -1
+	}
+	idx, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(idx)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
 
 // check validates the result of each call still in the running.
@@ -650,40 +743,29 @@ func (st *subst) rewrite() (*Substitution, error) {
 func (st *subst) rewriteRequest(x *exchangeState) ([]byte, error) {
 	ids := map[string]string{}
 	for key, c := range x.links {
-		if c.newID != "" {
+		// An echo without the id its call had stays so: the client
+		// drops ids and will drop the new one too.
+		if c.newID != "" && (c.id == "" || key == c.id) {
 			ids[key] = c.newID
 		}
 	}
-	if len(ids) == 0 {
-		return x.Request, nil
-	}
-	body, err := wire.RewriteCallIDs(x.Kind, wire.FramingNone, x.Request, ids)
-	if err != nil {
-		return nil, fmt.Errorf("interaction %d: request: %w", x.ID, err)
-	}
-	want := map[string]*call{}
-	for _, c := range x.answers {
-		if c.newID != "" {
-			want[c.newID] = c
+	body := x.Request
+	if len(ids) > 0 {
+		var err error
+		if body, err = wire.RewriteCallIDs(x.Kind, wire.FramingNone, body, ids); err != nil {
+			return nil, fmt.Errorf("interaction %d: request: %w", x.ID, err)
 		}
 	}
-	if len(want) == 0 {
-		return body, nil
-	}
-	req, err := wire.ParseRequest(x.Kind, x.Path, body)
-	if err != nil {
-		return nil, fmt.Errorf("interaction %d: request: %w", x.ID, err)
-	}
-	for _, r := range req.ToolResults {
-		c := want[r.CallID]
-		if c == nil {
+	// Renaming ids moves no turn, part or block: the results' paths hold.
+	for _, a := range x.answers {
+		if a.c.newID == "" {
 			continue
 		}
-		_, sh, err := toolOutput(x.Kind, r.Content)
+		_, sh, err := toolOutput(x.Kind, a.r.Content)
 		if err != nil {
-			return nil, fmt.Errorf("interaction %d: request: %s: %w", x.ID, r.Path, err)
+			return nil, fmt.Errorf("interaction %d: request: %s: %w", x.ID, a.r.Path, err)
 		}
-		if body, err = setOutput(body, r.Path, sh, c.output); err != nil {
+		if body, err = setOutput(body, a.r.Path, sh, a.c.output); err != nil {
 			return nil, fmt.Errorf("interaction %d: request: %w", x.ID, err)
 		}
 	}

@@ -208,7 +208,8 @@ func ollamaExchange(id uint64, req []byte, events [][]byte) presets.Exchange {
 // TestSubstituteIDlessConversations: two Ollama conversations, recorded
 // interleaved, call weather without ids. Each call is linked to its answer
 // through its own conversation, numbered in cassette order, and given its
-// id in the stream that made it and in every later request.
+// id in the stream that made it and in every later request that echoes it;
+// the tool messages keep answering by tool_name, as the client sent them.
 func TestSubstituteIDlessConversations(t *testing.T) {
 	final := [][]byte{[]byte(`{"model":"llama3.2","message":{"role":"assistant","content":"done"},"done":true}` + "\n")}
 	xs := []presets.Exchange{
@@ -248,7 +249,8 @@ func TestSubstituteIDlessConversations(t *testing.T) {
 			t.Errorf("exchange %d: call line %s lacks id %s", i+1, evs[0], wantID)
 		}
 	}
-	// The requests echo and answer with the new ids, in order.
+	// The requests echo the new ids, in order, and answer by name with the
+	// fixtures' output.
 	wantReqs := map[int][]string{2: {"call_weather"}, 3: {"call_weather_2"}, 4: {"call_weather", "call_weather_3"}}
 	for i, ids := range wantReqs {
 		req, err := wire.ParseRequest(wire.KindOllama, "/api/chat", res.Exchanges[i].Request)
@@ -256,8 +258,15 @@ func TestSubstituteIDlessConversations(t *testing.T) {
 			t.Fatal(err)
 		}
 		for n, id := range ids {
-			if req.ToolCalls[n].ID != id || req.ToolResults[n].CallID != id {
-				t.Errorf("exchange %d: call %q answered by %q, want %s", i+1, req.ToolCalls[n].ID, req.ToolResults[n].CallID, id)
+			if req.ToolCalls[n].ID != id || req.ToolResults[n].CallID != "" {
+				t.Errorf("exchange %d: call %q answered by %q, want %s answered by name", i+1, req.ToolCalls[n].ID, req.ToolResults[n].CallID, id)
+			}
+			f, err := presets.ParseCassetteFixture(id, res.Fixtures[id])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.CheckResult(wire.KindOllama, req.ToolResults[n]); err != nil {
+				t.Errorf("exchange %d: %v", i+1, err)
 			}
 		}
 	}
@@ -457,6 +466,8 @@ func FuzzSubstitute(f *testing.F) {
 	f.Add(uint8(1), []byte(`{"model":"m","messages":[{"role":"user","content":"q"}]}`), anthropicCall("toolu_1", "weather", parisArgs),
 		anthropicResult("toolu_1", "weather", parisArgs, `[{"type":"text","text":`+jsonString(parisWeather)+`}]`, false))
 	f.Add(uint8(2), ollamaRequest("A"), bytes.Join(ollamaCallLines("Paris"), nil), ollamaRequest("A", "Paris"))
+	f.Add(uint8(2), olChat(), bytes.Join(olLines(olCall("call_k3x9q2mw", "Paris"), olCall("call_7fz0pl4e", "Rome")), nil),
+		olChat(olAssistant(olCall("", "Paris"), olCall("call_7fz0pl4e", "Rome")), olTool("call_7fz0pl4e", parisWeather), olTool("", parisWeather)))
 	f.Add(uint8(3), []byte(`{"contents":[{"role":"user","parts":[{"text":"q"}]}]}`),
 		[]byte(`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"weather","args":{"location":"Paris"}}}]}}]}`),
 		[]byte(`{"contents":[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"functionCall":{"name":"weather","args":{"location":"Paris"}}}]},{"role":"user","parts":[{"functionResponse":{"name":"weather","response":{"output":`+parisCanon+`}}}]}]}`))

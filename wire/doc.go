@@ -16,8 +16,8 @@
 //     streamed or whole answer into text, tool calls and stop reason;
 //     DescribePath names a JSON path in conversation terms for diagnostics.
 //   - How do I change it? RewriteCallIDs renames tool call ids (and can give
-//     id-less Gemini and Ollama calls one, see SyntheticID); SetToolResult
-//     replaces a tool-result turn.
+//     id-less Gemini and Ollama calls one, and id-less Gemini results, see
+//     SyntheticID); SetToolResult replaces a tool-result turn.
 //   - How does this provider say no? ErrorBody builds an error body each
 //     official SDK surfaces with its message.
 //

@@ -26,6 +26,12 @@ type ToolCall struct {
 	// concatenation of the fragments, exactly. Empty or absent arguments
 	// read as "{}".
 	Arguments []byte
+	// Path is the gjson path of the call in a request body:
+	// "messages.1.tool_calls.0" (OpenAI chat, Ollama), "input.2"
+	// (Responses), "messages.1.content.0" (Anthropic),
+	// "contents.1.parts.0.functionCall" (Gemini). It is "" for a call read
+	// from a response.
+	Path string
 }
 
 // ToolResult is a tool-result turn (or block, or part) in a request.
@@ -205,11 +211,12 @@ func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
 		if err != nil {
 			return fmt.Errorf("%s.%v", p, err)
 		}
-		each(calls, func(_ int, c gjson.Result) {
+		each(calls, func(k int, c gjson.Result) {
 			req.ToolCalls = append(req.ToolCalls, ToolCall{
 				ID:        strOf(c.Get("id")),
 				Name:      strOf(c.Get("function.name")),
 				Arguments: args(c.Get("function.arguments")),
+				Path:      p + ".tool_calls." + strconv.Itoa(k),
 			})
 		})
 		if role == "tool" {
@@ -260,6 +267,7 @@ func parseResponsesRequest(req *Request, doc gjson.Result) error {
 					ID:        strOf(it.Get("call_id")),
 					Name:      strOf(it.Get("name")),
 					Arguments: args(it.Get("arguments")),
+					Path:      p,
 				})
 			case "function_call_output":
 				req.ToolResults = append(req.ToolResults, ToolResult{
@@ -289,6 +297,7 @@ func parseAnthropicRequest(req *Request, doc gjson.Result) error {
 					ID:        strOf(b.Get("id")),
 					Name:      strOf(b.Get("name")),
 					Arguments: args(b.Get("input")),
+					Path:      p + ".content." + strconv.Itoa(j),
 				})
 			case "tool_result":
 				req.ToolResults = append(req.ToolResults, ToolResult{
@@ -311,11 +320,12 @@ func parseGeminiRequest(req *Request, doc gjson.Result) error {
 	err := turns(doc, "contents", func(i int, p string, c gjson.Result) error {
 		req.Turns = append(req.Turns, Turn{Index: i, Role: strOf(c.Get("role")), Path: p})
 		each(c.Get("parts"), func(j int, part gjson.Result) {
-			if fc, _ := memberOf(part, "functionCall", "function_call"); fc.IsObject() {
+			if fc, key := memberOf(part, "functionCall", "function_call"); fc.IsObject() {
 				req.ToolCalls = append(req.ToolCalls, ToolCall{
 					ID:        strOf(fc.Get("id")),
 					Name:      strOf(fc.Get("name")),
 					Arguments: args(fc.Get("args")),
+					Path:      p + ".parts." + strconv.Itoa(j) + "." + key,
 				})
 			}
 			if fr, key := memberOf(part, "functionResponse", "function_response"); fr.IsObject() {

@@ -204,6 +204,7 @@ func TestParseRequestCaptured(t *testing.T) {
 					t.Errorf("result %s: body at %s is %q, Content is %q", r.CallID, r.Path, raw, r.Content)
 				}
 			}
+			checkCallPaths(t, body, req.ToolCalls)
 		})
 	}
 	for _, f := range capturedFiles(t, "*.request.json") {
@@ -287,7 +288,26 @@ func TestParseRequestShapes(t *testing.T) {
 			if got := results(req.ToolResults); !reflect.DeepEqual(got, tt.res) {
 				t.Errorf("tool results = %+v, want %+v", got, tt.res)
 			}
+			checkCallPaths(t, []byte(tt.body), req.ToolCalls)
 		})
+	}
+}
+
+// checkCallPaths checks that each call's Path locates it: the object there
+// names its function, inside the call's turn, after the calls before it.
+func checkCallPaths(t *testing.T, body []byte, calls []wire.ToolCall) {
+	t.Helper()
+	last := -1
+	for _, c := range calls {
+		v := gjson.GetBytes(body, c.Path)
+		name := v.Get("name").String()
+		if !v.Get("name").Exists() {
+			name = v.Get("function.name").String()
+		}
+		if !v.IsObject() || name != c.Name || v.Index <= last {
+			t.Errorf("call %s %s: body at Path %q is %.80s", c.ID, c.Name, c.Path, v.Raw)
+		}
+		last = v.Index
 	}
 }
 

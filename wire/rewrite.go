@@ -23,7 +23,7 @@ import (
 //   - Gemini: functionCall.id and functionResponse.id (and their snake_case
 //     spellings) in contents[] and candidates[].
 //   - Ollama: tool_calls[].id in messages and message; a tool message's
-//     tool_call_id.
+//     tool_call_id, when it has one.
 //
 // Only the id string tokens change: a stream keeps its framing, its events
 // and their order, and every byte outside the rewritten values.
@@ -36,13 +36,18 @@ import (
 // id (absent, null, "" or not a string), counted in body order across all
 // events of a stream. When ids has that key, the call gets an id member
 // ("id", inserted after the call object's last member, or replacing the
-// null or empty value). In a request the results are counted the same way,
-// separately: the n-th id-less result for name (a Gemini functionResponse
-// without id, an Ollama tool message without tool_call_id whose tool_name is
-// name) gets the same id ("id", or "tool_call_id" for Ollama), so that a call
-// and its answer keep pairing. ToolCall.ID and ToolResult.CallID read "" for
-// these, in the same order, so the n-th such entry with a given Name is the
-// one addressed.
+// null or empty value). ToolCall.ID reads "" for these, in the same order,
+// so the n-th such call with a given Name is the one addressed.
+//
+// Results without ids differ by API. In a Gemini request the id-less
+// functionResponses are counted the same way, separately from the calls:
+// the n-th one for name gets the id of key SyntheticID(name, n), so that a
+// call and its answer keep pairing (the Gemini docs ask the application to
+// send a call's id back with its response). An Ollama tool message without
+// tool_call_id answers its call by tool_name, the way Ollama documents the
+// client, and such a client answers the same way when the call later
+// carries an id: it never gets a tool_call_id here. Only one that has a
+// tool_call_id is rewritten, like any id.
 //
 // KindGeneric and KindEmbeddings bodies carry no calls and come back
 // unchanged, as does any body when ids is empty (the result may then share
@@ -122,8 +127,10 @@ func idSites(kind Kind, doc gjson.Result, emit func(idSite)) {
 		each(doc.Get("messages"), func(_ int, m gjson.Result) {
 			each(m.Get("tool_calls"), call)
 			if strOf(m.Get("role")) == "tool" {
+				// Never synthetic: a tool message answering by
+				// tool_name keeps doing so.
 				s := site(m, "tool_call_id")
-				s.name, s.result, s.synth = strOf(m.Get("tool_name")), true, true
+				s.result = true
 				emit(s)
 			}
 		})

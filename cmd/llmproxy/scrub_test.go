@@ -162,8 +162,17 @@ func TestScrubEndToEnd(t *testing.T) {
 		{"openai-responses", fake.OpenAIResponses, responsesAgent, nil},
 		{"anthropic-messages", fake.AnthropicMessages, anthropicAgent, anthropicIDs},
 		{"gemini", fake.Gemini, geminiAgent, nil},
+		// The current Ollama server gives each call an id; a client may
+		// send it back as tool_call_id, or answer by tool_name alone as
+		// the Ollama docs do, echoing the calls with or without their ids.
 		{"ollama", fake.Ollama, ollamaAgent, nil},
-		{"ollama-idless", ollamaIDless, ollamaAgent, nil},
+		{"ollama-nameonly", fake.Ollama, ollamaNameOnlyAgent, nil},
+		{"ollama-bare", fake.Ollama, ollamaBareAgent, nil},
+		// Older servers and the docs give no ids: the docs' client answers
+		// by name. A client that sends tool_call_id once it sees an id, or
+		// leaves ids out of its echo, cannot replay such a recording after
+		// scrub: see TestScrubOllamaIDlessClients.
+		{"ollama-idless-nameonly", ollamaIDless, ollamaNameOnlyAgent, nil},
 	}
 	for _, pv := range providers {
 		for _, stream := range []bool{false, true} {
