@@ -25,5 +25,10 @@
 // once, not a failure halfway through a replay or a write on top of damage.
 // bbolt panics, or faults on its memory map, when it meets a damaged page;
 // every call into it runs under a guard that turns that into ErrCorrupt
-// naming the file, so no file can crash the process.
+// naming the file, so no file can crash the process. Some damage makes
+// bbolt neither panic nor fail but loop for ever (a branch page that points
+// at its own ancestor) or allocate without bound (an absurd freelist), so
+// before bbolt reads a file's pages Open walks the page tree itself, with
+// plain reads and work bounded by the file's size, and refuses such a file
+// with ErrCorrupt naming the page at fault.
 package store

@@ -7,8 +7,9 @@ var (
 	ErrLocked = errors.New("cassette is locked by another process")
 	// ErrNotCassette means the file is not a bbolt file, or not an llmproxy cassette.
 	ErrNotCassette = errors.New("not an llmproxy cassette")
-	// ErrCorrupt means the file is a cassette whose pages are damaged: bbolt
-	// found a page it cannot read, or its consistency check failed.
+	// ErrCorrupt means the file is a cassette whose pages are damaged: the
+	// store's walk of the page tree or bbolt found a page it cannot read,
+	// or bbolt's consistency check failed.
 	ErrCorrupt = errors.New("cassette file is damaged")
 	// ErrFormatVersion means the cassette was written by a newer llmproxy.
 	ErrFormatVersion = errors.New("unsupported cassette format version")

@@ -111,7 +111,7 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open cassette %s: empty file: %w", path, ErrNotCassette)
 		}
 	}
-	db, err := openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly})
+	db, err := openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly}, true)
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
@@ -133,11 +133,14 @@ func Open(path string, opts *Options) (*Store, error) {
 		// The check in init read every page into the memory map; a reader
 		// reopens the file so that only the pages it serves stay resident.
 		// (A writer keeps its lock instead: another writer could take the
-		// file between a close and a reopen.)
+		// file between a close and a reopen. Such a writer is an llmproxy
+		// writing a sound file, so the reopened file is not checked again:
+		// a process that writes the file behind bbolt's locks could as
+		// well do so while the file is being served.)
 		if err := db.Close(); err != nil {
 			return nil, fmt.Errorf("open cassette %s: %w", path, err)
 		}
-		if s.db, err = openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: true}); err != nil {
+		if s.db, err = openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: true}, false); err != nil {
 			return nil, fmt.Errorf("open cassette %s: reopen after the check: %w", path, err)
 		}
 	}
@@ -147,12 +150,40 @@ func Open(path string, opts *Options) (*Store, error) {
 // openBolt is bolt.Open for a file that may be damaged: bbolt panics (or
 // faults on its memory map) when a page it reads is corrupt, and that panic
 // is returned as an error wrapping ErrCorrupt, with the file closed.
-func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
+//
+// With walk set, walkPages checks the page tree before bbolt reads any
+// page beyond the metas: a file whose pages would make bbolt loop for ever
+// or allocate without bound is refused with ErrCorrupt. The walk runs in
+// the OpenFile hook, once the file's lock is taken (by lockFile, on the
+// descriptor bbolt then locks again), because bolt.Open itself loads a
+// writer's freelist: it reads the freelist page or, when the file keeps
+// none, walks the whole tree. Where lockFile cannot take bbolt's lock
+// first, the walk runs as soon as bolt.Open returns, which covers the tree
+// but not a writer's freelist load.
+func openBolt(path string, opts *bolt.Options, walk bool) (db *bolt.DB, err error) {
 	var f *os.File
+	walked := !walk || skipPageWalk
 	opts.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		var err error
-		f, err = os.OpenFile(name, flag, perm)
-		return f, err
+		file, err := os.OpenFile(name, flag, perm)
+		if err != nil || walked {
+			f = file
+			return file, err
+		}
+		locked, err := lockFirst(file, !opts.ReadOnly, opts.Timeout)
+		if err != nil {
+			file.Close()
+			return nil, err
+		}
+		if locked {
+			walked = true
+			if err := walkPages(file); err != nil {
+				unlock(file)
+				file.Close()
+				return nil, err
+			}
+		}
+		f = file
+		return file, nil
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -166,7 +197,14 @@ func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
 			db, err = nil, fmt.Errorf("%v: %w", r, ErrCorrupt)
 		}
 	}()
-	return bolt.Open(path, 0o644, opts)
+	if db, err = bolt.Open(path, 0o644, opts); err != nil || walked {
+		return db, err
+	}
+	if err := walkPages(f); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // callbackPanic carries a panic raised by a caller's function out through

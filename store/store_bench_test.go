@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -98,6 +99,62 @@ func BenchmarkReplace(b *testing.B) {
 				b.StopTimer()
 				s.Close()
 				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkOpen opens two large cassettes — 100 000 records of 1 KB
+// (about 240 MB), and 2 000 records of 64 KB (about 130 MB, most of it
+// overflow pages) — as a reader and as a writer, with the page walk that
+// runs before bbolt reads the file and without it, and times the walk
+// alone. The walk's cost is the difference between the two Opens.
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	small := benchStore(b, dir, 100_000)
+	big, err := store.Open(filepath.Join(dir, "bench-big.cassette"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	recs := make([]store.Record, 2_000)
+	value := make([]byte, 64<<10)
+	for i := range recs {
+		recs[i] = store.Record{ID: uint64(i + 1), Key: benchKey(i), Shape: "POST openai /v1/chat/completions", Value: value}
+	}
+	if err := big.Replace(store.Contents{Records: recs}); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		s    *store.Store
+	}{{"100000x1KB", small}, {"2000x64KB", big}} {
+		path := c.s.Path()
+		if err := c.s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if st, err := os.Stat(path); err == nil {
+			b.Logf("%s: %d MB", c.name, st.Size()>>20)
+		}
+		for _, ro := range []bool{true, false} {
+			mode := map[bool]string{true: "reader", false: "writer"}[ro]
+			for _, walk := range []bool{true, false} {
+				b.Run(fmt.Sprintf("%s/%s/walk=%v", c.name, mode, walk), func(b *testing.B) {
+					defer store.SetPageWalkForBenchmark(walk)()
+					for b.Loop() {
+						s, err := store.Open(path, &store.Options{ReadOnly: ro})
+						if err != nil {
+							b.Fatal(err)
+						}
+						s.Close()
+					}
+				})
+			}
+		}
+		b.Run(c.name+"/walk alone", func(b *testing.B) {
+			for b.Loop() {
+				if err := store.WalkPages(path); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -1,0 +1,585 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/bits"
+	"os"
+	"slices"
+)
+
+// walkPages is a bounded structural walk of a bbolt file's page tree, run
+// before bbolt reads the tree. bbolt trusts every page reference it
+// follows: a branch page (or an inline bucket claiming to be one) that
+// points at itself or at one of its ancestors makes its cursor descend for
+// ever, a hang that grows memory; a freelist whose count is absurd makes a
+// writer's bolt.Open allocate that many ids, a fatal out-of-memory error. A
+// guard cannot turn either into ErrCorrupt: neither panics.
+//
+// walkPages reads the file with ReadAt, never through a memory map, and
+// promises: it returns, having read each page it reaches once (a visited
+// set of page ids bounds the walk to the pages the file holds) and, in its
+// batched reads, fewer than maxGap pages between two it wants, so its cost
+// is linear in the file's size; and when it returns nil, every page bbolt can
+// reach from the meta page it will use is a branch or leaf page (the
+// freelist a freelist page) that names itself, lies below the high-water
+// mark and inside the file with its overflow pages, is reached exactly
+// once — so the page graph is a tree, without cycles or shared pages — and
+// has its elements (position, key and value sizes) inside its pages;
+// every inline bucket is a leaf inside its value; buckets nest at most
+// maxBucketDepth deep. Otherwise it returns an error wrapping ErrCorrupt
+// that names the page at fault and the reference that led there, such as
+// "page 12: branch element 0 points at page 12, an ancestor".
+//
+// It leaves to bbolt's own check (verify) what cannot make bbolt hang:
+// key order, pages neither reachable nor free, pages freed twice. A file
+// that bbolt itself refuses to open (no valid meta page, shorter than two
+// pages) is left to bbolt, which reports it as not a bbolt file.
+//
+// The layout is bbolt v1.5.0's (internal/common/page.go, meta.go,
+// bucket.go). bbolt maps its structs straight onto the file in the
+// machine's byte order, so its files are not portable across endianness
+// anyway; this reader uses the machine's byte order too
+// (encoding/binary.NativeEndian), so it reads exactly what bbolt reads.
+func walkPages(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	w := &walker{f: f, size: st.Size()}
+	return w.walk()
+}
+
+// skipPageWalk turns walkPages off; only the benchmark that measures what
+// the walk costs sets it.
+var skipPageWalk bool
+
+// lockFirst is lockFile; a test replaces it to run the walk as it runs
+// where bbolt's lock cannot be taken first.
+var lockFirst = lockFile
+
+const (
+	pageHeaderSize   = 16 // id uint64, flags uint16, count uint16, overflow uint32
+	branchElemSize   = 16 // pos uint32, ksize uint32, pgid uint64
+	leafElemSize     = 16 // flags uint32, pos uint32, ksize uint32, vsize uint32
+	bucketHeaderSize = 16 // root pgid uint64, sequence uint64
+	// The meta follows the page header: magic, version, page size and
+	// flags (uint32 each), the root bucket (bucketHeaderSize), freelist
+	// pgid, high-water pgid, txid and checksum (uint64 each).
+	metaSize        = 64
+	metaSummedBytes = 56 // the checksum is FNV-64a over the bytes before it
+
+	metaMagic   = 0xED0CDAED
+	metaVersion = 2
+
+	branchPageFlag   = 0x01
+	leafPageFlag     = 0x02
+	freelistPageFlag = 0x10
+	bucketLeafFlag   = 0x01 // a leaf element whose value is a bucket
+
+	noFreelist = ^uint64(0) // the meta's freelist pgid when it is not synced
+
+	// minPageSize is the least page size that holds a page header and a
+	// meta; maxBucketDepth bounds the nesting of buckets (a cassette
+	// nests one deep; inline buckets are not pages, so the visited set
+	// does not bound them by itself).
+	minPageSize    = pageHeaderSize + metaSize
+	maxBucketDepth = 64
+)
+
+var le = binary.NativeEndian
+
+type meta struct {
+	pageSize          uint64
+	root              uint64 // the root bucket's root page
+	freelist, hwm, tx uint64
+}
+
+// parseMeta reads the meta in a page that starts at b, and reports whether
+// it is valid as bbolt's Meta.Validate judges: magic, version, checksum.
+func parseMeta(b []byte) (meta, bool) {
+	if len(b) < pageHeaderSize+metaSize {
+		return meta{}, false
+	}
+	m := b[pageHeaderSize : pageHeaderSize+metaSize]
+	h := fnv.New64a()
+	h.Write(m[:metaSummedBytes])
+	ok := le.Uint32(m[0:]) == metaMagic && le.Uint32(m[4:]) == metaVersion && le.Uint64(m[56:]) == h.Sum64()
+	return meta{
+		pageSize: uint64(le.Uint32(m[8:])),
+		root:     le.Uint64(m[16:]),
+		freelist: le.Uint64(m[32:]),
+		hwm:      le.Uint64(m[40:]),
+		tx:       le.Uint64(m[48:]),
+	}, ok
+}
+
+// Page states in the visited set.
+const (
+	unseen   = iota
+	visited  // referenced once: queued or read
+	overflow // an overflow page of a page read
+	metaPage // page 0 or 1
+	freePage // on the freelist
+)
+
+// Reads are batched: the pages of one level of the walk are read in
+// ascending order, and pages at most maxGap apart go into one ReadAt of at
+// most maxRunBytes. The pages read in between are at most maxGap-1 per page
+// wanted, so the bytes read stay linear in the file's size, while a file
+// written in order (as Replace writes it) is read in a few large reads
+// rather than one system call per page.
+const (
+	maxGap      = 4
+	maxRunBytes = 1 << 20
+)
+
+type walker struct {
+	f        *os.File
+	size     int64
+	pageSize uint64
+	hwm      uint64
+	state    []uint8  // by page id, below hwm
+	parent   []uint64 // by page id: the page whose reference reached it
+	run      []byte   // the pages of the current run
+	span     []byte   // a page with its overflow pages, when the run lacks them
+	next     []queued // the next level
+}
+
+// queued is a page referenced and not yet read.
+type queued struct {
+	id    uint64
+	depth int // of bucket nesting: the root bucket's pages are at 0
+	from  ref
+}
+
+// ref describes what points at a page, for the error message.
+type ref struct {
+	page   uint64 // the page holding the reference; for the meta, its page
+	kind   uint8
+	elem   int
+	key    []byte // a bucket's name
+	inline bool   // the reference is inside an inline bucket on page
+}
+
+const (
+	refBranch = iota
+	refBucket
+	refMetaRoot
+	refMetaFreelist
+)
+
+func (r ref) String() string {
+	switch r.kind {
+	case refBranch:
+		return fmt.Sprintf("page %d: branch element %d", r.page, r.elem)
+	case refBucket:
+		k := r.key
+		if len(k) > 64 {
+			k = k[:64]
+		}
+		in := ""
+		if r.inline {
+			in = "inline bucket "
+		}
+		return fmt.Sprintf("page %d: %selement %d (bucket %q)", r.page, in, r.elem, k)
+	case refMetaRoot:
+		return fmt.Sprintf("meta page %d: root bucket", r.page)
+	default:
+		return fmt.Sprintf("meta page %d: freelist", r.page)
+	}
+}
+
+// noPage is the parent of the root bucket's root page.
+const noPage = ^uint64(0)
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf(format+": %w", append(args, ErrCorrupt)...)
+}
+
+func (w *walker) walk() error {
+	pageSize, ok := w.pageSizeLikeBbolt()
+	if !ok {
+		return nil // bbolt refuses the file: no valid meta page
+	}
+	if pageSize < minPageSize {
+		return corrupt("meta: page size %d is less than %d bytes", pageSize, minPageSize)
+	}
+	if uint64(w.size) < 2*pageSize {
+		return nil // bbolt refuses it: "file size too small"
+	}
+	w.pageSize = pageSize
+	var metas [2]meta
+	var valid [2]bool
+	for i := range metas {
+		b := make([]byte, pageHeaderSize+metaSize)
+		if _, err := w.f.ReadAt(b, int64(uint64(i)*pageSize)); err != nil {
+			return err
+		}
+		metas[i], valid[i] = parseMeta(b)
+	}
+	// bbolt's DB.meta: the meta with the higher txid if it is valid,
+	// otherwise the other one.
+	a, b := 0, 1
+	if metas[1].tx > metas[0].tx {
+		a, b = 1, 0
+	}
+	var which int
+	switch {
+	case valid[a]:
+		which = a
+	case valid[b]:
+		which = b
+	default:
+		return nil // bbolt refuses the file
+	}
+	m := metas[which]
+	if filePages := uint64(w.size) / pageSize; m.hwm > filePages {
+		if hi, need := bits.Mul64(m.hwm, pageSize); hi == 0 {
+			return corrupt("the file has %d bytes, its pages need %d (truncated?)", w.size, need)
+		}
+		return corrupt("the file has %d bytes, its meta counts %d pages of %d bytes", w.size, m.hwm, pageSize)
+	}
+	w.hwm = m.hwm
+	w.state = make([]uint8, m.hwm)
+	w.parent = make([]uint64, m.hwm)
+	for i := uint64(0); i < 2 && i < m.hwm; i++ {
+		w.state[i] = metaPage
+	}
+	if m.freelist != noFreelist {
+		if err := w.freelist(m.freelist, ref{page: uint64(which), kind: refMetaFreelist}); err != nil {
+			return err
+		}
+	}
+	if err := w.queue(m.root, noPage, 0, ref{page: uint64(which), kind: refMetaRoot}); err != nil {
+		return err
+	}
+	return w.levels()
+}
+
+// pageSizeLikeBbolt finds the page size as bbolt's DB.getPageSize does: from
+// the meta on page 0 if it is valid, otherwise from the first valid meta
+// found at 1 KB, 2 KB, … 16 MB; failing both, bbolt assumes the OS page
+// size if it could read either place, and refuses the file if not.
+func (w *walker) pageSizeLikeBbolt() (uint64, bool) {
+	canRead := false
+	var buf [0x1000]byte
+	if n, err := w.f.ReadAt(buf[:], 0); err == nil && n == len(buf) {
+		canRead = true
+		if m, ok := parseMeta(buf[:]); ok {
+			return m.pageSize, true
+		}
+	}
+	for i := 0; i <= 14; i++ {
+		buf = [0x1000]byte{}
+		pos := int64(1024) << i
+		if pos >= w.size-1024 {
+			break
+		}
+		n, err := w.f.ReadAt(buf[:], pos)
+		if (err == nil && n == len(buf)) || (err == io.EOF && int64(n) == w.size-pos) {
+			canRead = true
+			if m, ok := parseMeta(buf[:]); ok {
+				return m.pageSize, true
+			}
+		}
+	}
+	if canRead {
+		return uint64(os.Getpagesize()), true
+	}
+	return 0, false
+}
+
+// follow checks a reference to page id, made from page holder (noPage for
+// the meta), before the page is read, and marks the page visited.
+func (w *walker) follow(id, holder uint64, from ref) error {
+	switch {
+	case id < 2:
+		return corrupt("%v points at page %d, a meta page", from, id)
+	case id >= w.hwm:
+		return corrupt("%v points at page %d, at or beyond the high-water mark %d", from, id, w.hwm)
+	}
+	switch w.state[id] {
+	case unseen:
+		w.state[id] = visited
+		w.parent[id] = holder
+		return nil
+	case visited:
+		// A cycle, if the page is on the chain of references that led
+		// here; the chain is a tree's (each page has one parent, read
+		// before it), so this ends.
+		for p := holder; p != noPage; p = w.parent[p] {
+			if p == id {
+				if holder == id {
+					return corrupt("%v points at page %d, an ancestor (itself)", from, id)
+				}
+				return corrupt("%v points at page %d, an ancestor", from, id)
+			}
+		}
+		return corrupt("%v points at page %d, already reached", from, id)
+	case freePage:
+		return corrupt("%v points at page %d, a free page", from, id)
+	}
+	return corrupt("%v points at page %d, already reached", from, id)
+}
+
+// queue follows a reference to a branch or leaf page, and queues the page
+// for the next level.
+func (w *walker) queue(id, holder uint64, depth int, from ref) error {
+	if depth > maxBucketDepth {
+		return corrupt("%v: buckets nested more than %d deep", from, maxBucketDepth)
+	}
+	if err := w.follow(id, holder, from); err != nil {
+		return err
+	}
+	if from.key != nil {
+		from.key = bytes.Clone(from.key[:min(len(from.key), 64)]) // the buffer it is in will be reused
+	}
+	w.next = append(w.next, queued{id: id, depth: depth, from: from})
+	return nil
+}
+
+// levels reads the queued pages level by level, each level in ascending
+// page order, in runs of nearby pages.
+func (w *walker) levels() error {
+	for len(w.next) > 0 {
+		level := w.next
+		w.next = nil
+		slices.SortFunc(level, func(a, b queued) int { return cmp.Compare(a.id, b.id) })
+		maxRun := max(1, maxRunBytes/w.pageSize)
+		for i := 0; i < len(level); {
+			j := i + 1
+			for j < len(level) && level[j].id-level[j-1].id <= maxGap && level[j].id-level[i].id < maxRun {
+				j++
+			}
+			first, last := level[i].id, level[j-1].id
+			n := (last - first + 1) * w.pageSize
+			if uint64(cap(w.run)) < n {
+				w.run = make([]byte, n)
+			}
+			run := w.run[:n]
+			if _, err := w.f.ReadAt(run, int64(first*w.pageSize)); err != nil {
+				return fmt.Errorf("pages %d to %d: %w", first, last, err)
+			}
+			for _, q := range level[i:j] {
+				if err := w.page(q, run[(q.id-first)*w.pageSize:]); err != nil {
+					return err
+				}
+			}
+			i = j
+		}
+	}
+	return nil
+}
+
+// header is a page's header, with what has been read of the page.
+type header struct {
+	id       uint64
+	flags    uint16
+	count    uint16
+	overflow uint32
+	span     uint64 // bytes of the page with its overflow pages
+	b        []byte // the page as read: at least its first page
+	inline   *ref   // for an inline bucket's page, the bucket
+}
+
+// name names the page in an error message.
+func (h *header) name() string {
+	if h.inline != nil {
+		return fmt.Sprintf("%v: inline bucket", *h.inline)
+	}
+	return fmt.Sprintf("page %d", h.id)
+}
+
+// readHeader checks the header of page id, whose bytes start b, and marks
+// its overflow pages.
+func (w *walker) readHeader(id uint64, b []byte) (header, error) {
+	h := header{id: id, flags: le.Uint16(b[8:]), count: le.Uint16(b[10:]), overflow: le.Uint32(b[12:])}
+	if self := le.Uint64(b); self != id {
+		return h, corrupt("page %d: its header says it is page %d", id, self)
+	}
+	last := id + uint64(h.overflow) // no wrap: id < hwm, and hwm counts pages of the file
+	if last >= w.hwm {
+		return h, corrupt("page %d: its %d overflow pages run past the high-water mark %d", id, h.overflow, w.hwm)
+	}
+	for p := id + 1; p <= last; p++ {
+		if w.state[p] != unseen {
+			return h, corrupt("page %d: its overflow page %d is also reached on its own", id, p)
+		}
+		w.state[p] = overflow
+	}
+	h.span = (1 + uint64(h.overflow)) * w.pageSize
+	h.b = b[:min(uint64(len(b)), h.span)]
+	return h, nil
+}
+
+// need makes sure the first n bytes of the page are in h.b (n <= h.span),
+// reading the whole page with its overflow pages if the run lacks them.
+func (w *walker) need(h *header, n uint64) error {
+	if n <= uint64(len(h.b)) {
+		return nil
+	}
+	if uint64(cap(w.span)) < h.span {
+		w.span = make([]byte, h.span)
+	}
+	b := w.span[:h.span]
+	if _, err := w.f.ReadAt(b, int64(h.id*w.pageSize)); err != nil {
+		return fmt.Errorf("page %d: %w", h.id, err)
+	}
+	h.b = b
+	return nil
+}
+
+// freelist checks the freelist page and the ids on it, and marks them free.
+func (w *walker) freelist(id uint64, from ref) error {
+	if err := w.follow(id, noPage, from); err != nil {
+		return err
+	}
+	first := make([]byte, w.pageSize)
+	if _, err := w.f.ReadAt(first, int64(id*w.pageSize)); err != nil {
+		return fmt.Errorf("page %d: %w", id, err)
+	}
+	h, err := w.readHeader(id, first)
+	if err != nil {
+		return err
+	}
+	if h.flags != freelistPageFlag {
+		return corrupt("%v points at page %d, whose flags %#x are not a freelist page's", from, id, h.flags)
+	}
+	// bbolt's Page.FreelistPageCount: a count of 0xFFFF means the real
+	// count is the first element.
+	start, count := uint64(pageHeaderSize), uint64(h.count)
+	if h.count == 0xFFFF {
+		count = le.Uint64(h.b[pageHeaderSize:]) // a page holds more than 24 bytes
+		start += 8
+	}
+	if count > (h.span-start)/8 {
+		return corrupt("page %d: freelist of %d ids runs past the page (%d bytes)", id, count, h.span)
+	}
+	if err := w.need(&h, start+8*count); err != nil {
+		return err
+	}
+	for i := range count {
+		free := le.Uint64(h.b[start+8*i:])
+		if free < 2 || free >= w.hwm {
+			return corrupt("page %d: freelist id %d is page %d, outside 2..%d", id, i, free, w.hwm-1)
+		}
+		if w.state[free] == unseen {
+			w.state[free] = freePage
+		}
+	}
+	return nil
+}
+
+// page checks a branch or leaf page, whose bytes start b (at least its
+// first page), and queues the pages it references.
+func (w *walker) page(q queued, b []byte) error {
+	h, err := w.readHeader(q.id, b)
+	if err != nil {
+		return err
+	}
+	switch h.flags {
+	case branchPageFlag:
+		return w.branch(&h, q.depth)
+	case leafPageFlag:
+		return w.leaf(&h, q.id, q.depth)
+	}
+	return corrupt("%v points at page %d, whose flags %#x are neither a branch's nor a leaf's", q.from, q.id, h.flags)
+}
+
+func (w *walker) branch(h *header, depth int) error {
+	if h.count == 0 {
+		return corrupt("page %d: branch page with no elements", h.id)
+	}
+	n := pageHeaderSize + uint64(h.count)*branchElemSize
+	if n > h.span {
+		return corrupt("page %d: %d elements run past the page (%d bytes)", h.id, h.count, h.span)
+	}
+	if err := w.need(h, n); err != nil {
+		return err
+	}
+	for i := range int(h.count) {
+		off := pageHeaderSize + uint64(i)*branchElemSize
+		pos, ksize := uint64(le.Uint32(h.b[off:])), uint64(le.Uint32(h.b[off+4:]))
+		if ksize == 0 {
+			return corrupt("page %d: branch element %d has an empty key", h.id, i)
+		}
+		if off+pos+ksize > h.span {
+			return corrupt("page %d: branch element %d (pos %d, key %d bytes) runs past the page (%d bytes)", h.id, i, pos, ksize, h.span)
+		}
+		if err := w.queue(le.Uint64(h.b[off+8:]), h.id, depth, ref{page: h.id, kind: refBranch, elem: i}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// leaf checks a leaf page's elements and follows the buckets in it. h is a
+// page of the file, or an inline bucket's page inside page holder.
+func (w *walker) leaf(h *header, holder uint64, depth int) error {
+	n := pageHeaderSize + uint64(h.count)*leafElemSize
+	if n > h.span {
+		return corrupt("%s: %d elements run past the page (%d bytes)", h.name(), h.count, h.span)
+	}
+	// Every element's header must be read, and every bucket's value; the
+	// rest of a leaf with overflow pages (large values) need not be.
+	if err := w.need(h, n); err != nil {
+		return err
+	}
+	for i := range uint64(h.count) {
+		off := pageHeaderSize + i*leafElemSize
+		if le.Uint32(h.b[off:])&bucketLeafFlag != 0 {
+			n = max(n, off+uint64(le.Uint32(h.b[off+4:]))+uint64(le.Uint32(h.b[off+8:]))+uint64(le.Uint32(h.b[off+12:])))
+		}
+	}
+	if err := w.need(h, min(n, h.span)); err != nil {
+		return err
+	}
+	for i := range int(h.count) {
+		off := pageHeaderSize + uint64(i)*leafElemSize
+		flags := le.Uint32(h.b[off:])
+		pos, ksize, vsize := uint64(le.Uint32(h.b[off+4:])), uint64(le.Uint32(h.b[off+8:])), uint64(le.Uint32(h.b[off+12:]))
+		if ksize == 0 {
+			return corrupt("%s: leaf element %d has an empty key", h.name(), i)
+		}
+		if off+pos+ksize+vsize > h.span {
+			return corrupt("%s: leaf element %d (pos %d, key %d bytes, value %d bytes) runs past the page (%d bytes)", h.name(), i, pos, ksize, vsize, h.span)
+		}
+		if flags&bucketLeafFlag == 0 {
+			continue
+		}
+		key := h.b[off+pos : off+pos+ksize]
+		value := h.b[off+pos+ksize : off+pos+ksize+vsize]
+		from := ref{page: holder, kind: refBucket, elem: i, key: key, inline: h.inline != nil}
+		if len(value) < bucketHeaderSize {
+			return corrupt("%v: bucket value of %d bytes is shorter than a bucket header", from, len(value))
+		}
+		if root := le.Uint64(value); root != 0 {
+			if err := w.queue(root, holder, depth+1, from); err != nil {
+				return err
+			}
+			continue
+		}
+		// An inline bucket: a leaf page inside the value, checked now,
+		// while the value is at hand.
+		if depth+1 > maxBucketDepth {
+			return corrupt("%v: buckets nested more than %d deep", from, maxBucketDepth)
+		}
+		page := value[bucketHeaderSize:]
+		if len(page) < pageHeaderSize {
+			return corrupt("%v: inline bucket of %d bytes is shorter than a page header", from, len(page))
+		}
+		in := header{id: holder, flags: le.Uint16(page[8:]), count: le.Uint16(page[10:]), span: uint64(len(page)), b: page, inline: &from}
+		if in.flags != leafPageFlag {
+			return corrupt("%v: inline bucket page has flags %#x, not a leaf's", from, in.flags)
+		}
+		if err := w.leaf(&in, holder, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
