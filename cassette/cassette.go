@@ -54,13 +54,11 @@ func (c *Cassette) SetIndexRules(rules string) error { return c.st.SetIndexRules
 // Append stores a complete interaction under the given keys, assigning its
 // id. The caller has redacted it.
 func (c *Cassette) Append(i *Interaction, key, shape string) (uint64, error) {
-	if i.Request.Method == "" || i.Response.Status == 0 {
-		return 0, fmt.Errorf("cassette %s: append: %w: method %q, status %d", c.Path(), ErrIncomplete, i.Request.Method, i.Response.Status)
+	res, err := c.AppendAll([]Keyed{{Interaction: i, Key: key, Shape: shape}})
+	if err != nil {
+		return 0, err
 	}
-	return c.st.Append(key, shape, func(id uint64) ([]byte, error) {
-		i.ID = id
-		return encode(i)
-	})
+	return res[0].ID, res[0].Err
 }
 
 // A Keyed is a complete, redacted interaction with the index keys
