@@ -89,16 +89,8 @@ func azureSDKClient(endpoint, apiVersion, key string, tap *bodyTap) openai.Clien
 	)
 }
 
-// azureTurn is what the application saw of one chat completion.
-type azureTurn struct {
-	id, model, finish string
-	usage             int64
-	calls             []string
-	content           string
-}
-
 // azureRun is what the application saw of the whole tool loop.
-type azureRun []azureTurn
+type azureRun []chatTurn
 
 func (r azureRun) String() string {
 	var b strings.Builder
@@ -109,58 +101,9 @@ func (r azureRun) String() string {
 	return b.String()
 }
 
-// azureChatLoop runs the weather tool loop with the deployment as the model:
-// the tool call, then the answer once the tool result is sent.
+// azureChatLoop runs the weather tool loop with the deployment as the model.
 func azureChatLoop(ctx context.Context, client openai.Client, prompt string, stream bool) (azureRun, error) {
-	params := openai.ChatCompletionNewParams{
-		Model:    azureDeployment,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
-		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool()},
-	}
-	if stream {
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	}
-	var run azureRun
-	for turn := 0; turn < 2; turn++ {
-		var cc openai.ChatCompletion
-		if stream {
-			s := client.Chat.Completions.NewStreaming(ctx, params)
-			var acc openai.ChatCompletionAccumulator
-			for s.Next() {
-				if !acc.AddChunk(s.Current()) {
-					s.Close()
-					return run, fmt.Errorf("chunk %q does not continue the stream", s.Current().RawJSON())
-				}
-			}
-			if err := s.Err(); err != nil {
-				return run, err
-			}
-			cc = acc.ChatCompletion
-		} else {
-			resp, err := client.Chat.Completions.New(ctx, params)
-			if err != nil {
-				return run, err
-			}
-			cc = *resp
-		}
-		if len(cc.Choices) == 0 {
-			return run, errors.New("completion without choices")
-		}
-		msg := cc.Choices[0].Message
-		t := azureTurn{id: cc.ID, model: cc.Model, finish: cc.Choices[0].FinishReason, usage: cc.Usage.TotalTokens, content: msg.Content}
-		for _, tc := range msg.ToolCalls {
-			t.calls = append(t.calls, tc.ID+" "+tc.Function.Name+sortedArgs(tc.Function.Arguments))
-		}
-		run = append(run, t)
-		if len(msg.ToolCalls) == 0 {
-			return run, nil
-		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		for _, tc := range msg.ToolCalls {
-			params.Messages = append(params.Messages, openai.ToolMessage(weatherResult, tc.ID))
-		}
-	}
-	return run, errors.New("no answer after two turns")
+	return openaiChatLoop(ctx, client, azureDeployment, prompt, stream, sortedArgs)
 }
 
 // checkAzureRun checks the recorded loop against the fake's script, so that

@@ -55,48 +55,79 @@ func openaiGoLoop(ctx context.Context, hc *http.Client, baseURL, prompt string, 
 // openaiChatTurns runs the two-turn weather tool loop with an openai-go
 // client; fmtArgs renders a call's arguments into the transcript.
 func openaiChatTurns(ctx context.Context, client openai.Client, prompt string, stream bool, fmtArgs func(string) string) (transcript, error) {
+	turns, err := openaiChatLoop(ctx, client, openai.ChatModelGPT4oMini, prompt, stream, fmtArgs)
+	var tr transcript
+	for _, t := range turns {
+		tr.calls = append(tr.calls, t.calls...)
+		if len(t.calls) == 0 {
+			tr.answer = t.content
+		}
+	}
+	return tr, err
+}
+
+// chatTurn is what the application saw of one chat completion.
+type chatTurn struct {
+	id, model, finish string
+	usage             int64
+	calls             []string
+	content           string
+}
+
+// openaiChatLoop runs the weather tool loop with an openai-go client and
+// model: the tool call, then the answer once the tool result is sent. It
+// returns each turn as the application saw it; fmtArgs renders a call's
+// arguments.
+func openaiChatLoop(ctx context.Context, client openai.Client, model, prompt string, stream bool, fmtArgs func(string) string) ([]chatTurn, error) {
 	params := openai.ChatCompletionNewParams{
-		Model:    openai.ChatModelGPT4oMini,
+		Model:    model,
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
 		Tools:    []openai.ChatCompletionToolUnionParam{weatherTool()},
 	}
 	if stream {
 		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 	}
-	var tr transcript
+	var turns []chatTurn
 	for turn := 0; turn < 2; turn++ {
-		var msg openai.ChatCompletionMessage
+		var cc openai.ChatCompletion
 		if stream {
 			s := client.Chat.Completions.NewStreaming(ctx, params)
 			var acc openai.ChatCompletionAccumulator
 			for s.Next() {
-				acc.AddChunk(s.Current())
+				if !acc.AddChunk(s.Current()) {
+					s.Close()
+					return turns, fmt.Errorf("chunk %q does not continue the stream", s.Current().RawJSON())
+				}
 			}
 			if err := s.Err(); err != nil {
-				return tr, err
+				return turns, err
 			}
-			if len(acc.Choices) == 0 {
-				return tr, fmt.Errorf("stream without choices")
-			}
-			msg = acc.Choices[0].Message
+			cc = acc.ChatCompletion
 		} else {
 			resp, err := client.Chat.Completions.New(ctx, params)
 			if err != nil {
-				return tr, err
+				return turns, err
 			}
-			msg = resp.Choices[0].Message
+			cc = *resp
 		}
+		if len(cc.Choices) == 0 {
+			return turns, fmt.Errorf("completion without choices")
+		}
+		msg := cc.Choices[0].Message
+		t := chatTurn{id: cc.ID, model: cc.Model, finish: cc.Choices[0].FinishReason, usage: cc.Usage.TotalTokens, content: msg.Content}
+		for _, tc := range msg.ToolCalls {
+			t.calls = append(t.calls, tc.ID+" "+tc.Function.Name+fmtArgs(tc.Function.Arguments))
+		}
+		turns = append(turns, t)
 		if len(msg.ToolCalls) == 0 {
-			tr.answer = msg.Content
-			return tr, nil
+			return turns, nil
 		}
 		params.Messages = append(params.Messages, msg.ToParam())
 		for _, tc := range msg.ToolCalls {
-			tr.calls = append(tr.calls, tc.ID+" "+tc.Function.Name+fmtArgs(tc.Function.Arguments))
 			params.Messages = append(params.Messages, openai.ToolMessage(weatherResult, tc.ID))
 		}
 	}
-	return tr, fmt.Errorf("no answer after two turns")
+	return turns, fmt.Errorf("no answer after two turns")
 }
 
 // goOpenAILoop runs the same loop with sashabaranov/go-openai.
