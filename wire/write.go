@@ -204,8 +204,8 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 		if len(args) == 0 {
 			args = emptyObjectJSON
 		}
-		if checkJSON(args) != nil || args[0] != '{' {
-			return nil, fmt.Errorf("%w: tool call %d (%s): arguments %.80q are not a JSON object", ErrInvalidAnswer, i, tc.Name, args)
+		if checkJSON(args) != nil || args[0] != '{' || !utf8.Valid(args) {
+			return nil, fmt.Errorf("%w: tool call %d (%s): arguments %.80q are not a UTF-8 JSON object", ErrInvalidAnswer, i, tc.Name, args)
 		}
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, args); err != nil {
