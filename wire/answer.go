@@ -51,6 +51,12 @@ const (
 type Usage struct {
 	// Input is the number of prompt (input) tokens.
 	Input int
-	// Output is the number of completion (output) tokens.
+	// Output is the number of completion (output) tokens, reasoning
+	// included.
 	Output int
+	// Reasoning is the part of Output spent on reasoning, written where the
+	// wire counts it apart (OpenAI reasoning_tokens, Gemini
+	// thoughtsTokenCount, whose candidatesTokenCount is then Output minus
+	// Reasoning); 0 for none.
+	Reasoning int
 }

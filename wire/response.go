@@ -36,7 +36,8 @@ type Response struct {
 	// Usage is the token count the provider reported last (OpenAI chat
 	// streams carry it only when stream_options.include_usage is set).
 	// Output counts every generated token, reasoning included: Gemini's
-	// candidatesTokenCount plus thoughtsTokenCount.
+	// candidatesTokenCount plus thoughtsTokenCount. Reasoning is read where
+	// the wire counts it (reasoning_tokens, thoughtsTokenCount), else 0.
 	Usage Usage
 	// Error is the error the provider sent, in the body or mid-stream, as
 	// "type: message" (or just the message when it has no type); "" if none.
@@ -206,15 +207,19 @@ func (b *base) response() Response {
 	return r
 }
 
-// readUsage sets the usage from the counts named by the keys in u, leaving
-// a count alone when its key is absent; the output count is the sum of the
-// output keys present (Gemini counts thoughts apart).
-func (b *base) readUsage(u gjson.Result, input string, output ...string) {
+// readUsage sets the usage from the counts at the given paths in u,
+// leaving a count alone when its path is absent ("" for a count the wire
+// does not have); the output count is the sum of the output paths present
+// (Gemini counts thoughts apart).
+func (b *base) readUsage(u gjson.Result, input, reasoning string, output ...string) {
 	if !u.IsObject() {
 		return
 	}
 	if in := u.Get(input); in.Type == gjson.Number {
 		b.usage.Input = int(in.Int())
+	}
+	if r := u.Get(reasoning); reasoning != "" && r.Type == gjson.Number {
+		b.usage.Reasoning = int(r.Int())
 	}
 	sum, seen := 0, false
 	for _, k := range output {
@@ -275,7 +280,7 @@ func (a *chatAcc) add(doc gjson.Result) {
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
-	a.readUsage(doc.Get("usage"), "prompt_tokens", "completion_tokens")
+	a.readUsage(doc.Get("usage"), "prompt_tokens", "completion_tokens_details.reasoning_tokens", "completion_tokens")
 	choices := doc.Get("choices")
 	done := false
 	each(choices, func(_ int, ch gjson.Result) {
@@ -465,7 +470,7 @@ func (a *responsesAcc) status(r gjson.Result) {
 	if e := errorText(r.Get("error")); e != "" {
 		a.err = e
 	}
-	a.readUsage(r.Get("usage"), "input_tokens", "output_tokens")
+	a.readUsage(r.Get("usage"), "input_tokens", "output_tokens_details.reasoning_tokens", "output_tokens")
 }
 
 // readResponse reads a whole response object's output.
@@ -554,7 +559,7 @@ func (a *anthropicAcc) add(doc gjson.Result) {
 		if s := strOf(doc.Get("delta.stop_reason")); s != "" {
 			a.stop = s
 		}
-		a.readUsage(doc.Get("usage"), "input_tokens", "output_tokens")
+		a.readUsage(doc.Get("usage"), "input_tokens", "", "output_tokens")
 	case "error":
 		a.err = errorText(doc.Get("error"))
 	}
@@ -564,7 +569,7 @@ func (a *anthropicAcc) readMessage(m gjson.Result) {
 	if s := strOf(m.Get("stop_reason")); s != "" {
 		a.stop = s
 	}
-	a.readUsage(m.Get("usage"), "input_tokens", "output_tokens")
+	a.readUsage(m.Get("usage"), "input_tokens", "", "output_tokens")
 	each(m.Get("content"), func(_ int, b gjson.Result) {
 		switch strOf(b.Get("type")) {
 		case "text":
@@ -587,7 +592,7 @@ func (a *geminiAcc) add(doc gjson.Result) {
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
-	a.readUsage(doc.Get("usageMetadata"), "promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
+	a.readUsage(doc.Get("usageMetadata"), "promptTokenCount", "thoughtsTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
 	cand := gjson.Result{}
 	each(doc.Get("candidates"), func(_ int, c gjson.Result) {
 		if !cand.Exists() && c.Get("index").Int() == 0 {
@@ -631,7 +636,7 @@ func (a *ollamaAcc) add(doc gjson.Result) {
 	a.text.WriteString(strOf(doc.Get("response")))
 	a.reasoning.WriteString(strOf(m.Get("thinking")))
 	a.reasoning.WriteString(strOf(doc.Get("thinking")))
-	a.readUsage(doc, "prompt_eval_count", "eval_count")
+	a.readUsage(doc, "prompt_eval_count", "", "eval_count")
 	each(m.Get("tool_calls"), func(_ int, tc gjson.Result) {
 		i := a.newCall(strOf(tc.Get("id")), strOf(tc.Get("function.name")))
 		a.calls[i].initial = args(tc.Get("function.arguments"))

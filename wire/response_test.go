@@ -185,7 +185,7 @@ func TestParseResponseShapes(t *testing.T) {
 			name: "gemini thought apart, text joined over events", kind: wire.KindGemini, framing: wire.FramingSSE,
 			body: "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"think\",\"thought\":true},{\"text\":\"Hel\"}]}}],\"usageMetadata\":{\"promptTokenCount\":5}}\r\n\r\n" +
 				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":5,\"candidatesTokenCount\":2,\"thoughtsTokenCount\":4}}\r\n\r\n",
-			want: wire.Response{Text: "Hello", Reasoning: "think", Stop: "STOP", Finish: wire.FinishStop, Usage: wire.Usage{Input: 5, Output: 6}},
+			want: wire.Response{Text: "Hello", Reasoning: "think", Stop: "STOP", Finish: wire.FinishStop, Usage: wire.Usage{Input: 5, Output: 6, Reasoning: 4}},
 		},
 		{
 			name: "gemini blocked prompt", kind: wire.KindGemini,

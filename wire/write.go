@@ -195,8 +195,8 @@ type call struct {
 // prepare checks a and fills in its defaults: a finish reason follows from
 // the calls when none is given, and empty arguments are "{}".
 func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
-	if a.Usage.Input < 0 || a.Usage.Output < 0 {
-		return nil, fmt.Errorf("%w: usage %d input, %d output tokens", ErrInvalidAnswer, a.Usage.Input, a.Usage.Output)
+	if u := a.Usage; u.Input < 0 || u.Output < 0 || u.Reasoning < 0 || u.Reasoning > u.Output {
+		return nil, fmt.Errorf("%w: usage of %d input, %d output and %d reasoning tokens", ErrInvalidAnswer, u.Input, u.Output, u.Reasoning)
 	}
 	p := &answer{Answer: a, kind: kind}
 	for i, tc := range a.ToolCalls {
@@ -225,14 +225,6 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 		p.thinkPieces = pieces(a.Reasoning, o.Chunk)
 	}
 	return p, nil
-}
-
-// reasoningTokens is the share of the output tokens taken to be reasoning:
-// one token per 4 bytes of the reasoning text, rounded up, at most all of
-// them. Wires that count reasoning apart (Gemini thoughtsTokenCount, OpenAI
-// reasoning_tokens) report it; the total stays Usage.Output.
-func (a *answer) reasoningTokens() int {
-	return min(a.Usage.Output, (len(a.Reasoning)+3)/4)
 }
 
 // created is the answer's creation time in Unix seconds.

@@ -59,7 +59,7 @@ func (p geminiPart) write(w *jsonw) {
 // one chunk per thought and text piece, then every call in one chunk; the
 // last chunk carries finishReason, and after calls it is a chunk of its own
 // with an empty text part, as Gemini 3 ends a call. Every chunk carries the
-// usage; the reasoning's share of the output is thoughtsTokenCount.
+// usage; Usage.Reasoning is thoughtsTokenCount, omitted when 0.
 func writeGemini(a *answer, o WriteOptions) Written {
 	var sig string
 	if len(a.calls) > 0 {
@@ -134,7 +134,7 @@ func geminiChunk(a *answer, parts []geminiPart, finish string) []byte {
 		w.K("finishReason").Str(finish)
 	}
 	w.K("index").Int(0).End().End()
-	thoughts := a.reasoningTokens()
+	thoughts := a.Usage.Reasoning
 	w.K("usageMetadata").Obj().
 		K("promptTokenCount").Int(int64(a.Usage.Input)).
 		K("candidatesTokenCount").Int(int64(a.Usage.Output - thoughts)).

@@ -206,10 +206,7 @@ func TestWriteMatchesCapturedStreams(t *testing.T) {
 		// above is matched).
 		{capture: "anthropic-messages-stream-tooluse.sse", kind: wire.KindAnthropicMessages,
 			skip: []string{".message.", ".delta.stop_details", ".usage.", ".content_block.caller"}},
-		// The capture counts thoughts it did not send; an answer without
-		// reasoning has no thoughtsTokenCount.
-		{capture: "gemini-streamgeneratecontent-sse-functioncall.sse", kind: wire.KindGemini,
-			skip: []string{".usageMetadata.thoughtsTokenCount"}},
+		{capture: "gemini-streamgeneratecontent-sse-functioncall.sse", kind: wire.KindGemini},
 		// gemini-2.5-flash ends on the call chunk with a finishMessage and
 		// counts serviceTier; the writers end a call as gemini-3 does (the
 		// SSE capture above), with an empty text chunk carrying finishReason.

@@ -35,9 +35,13 @@ const (
 // per thinking piece, per text piece, one with every tool call) and a last
 // "done":true line with done_reason and the counters. Tool calls carry
 // their id when they have one and the function index, as the server does;
-// every created_at is the answer's Created.
+// every created_at is the answer's Created, to the nanosecond.
 func writeOllama(a *answer, o WriteOptions) Written {
-	stamp := time.Unix(a.created(), 0).UTC().Format(time.RFC3339Nano)
+	at := a.Created
+	if at.IsZero() {
+		at = time.Unix(0, 0)
+	}
+	stamp := at.UTC().Format(time.RFC3339Nano)
 	line := func(msg func(w *jsonw), done bool) []byte {
 		w := &jsonw{}
 		w.Obj().K("model").Str(a.Model).K("created_at").Str(stamp).

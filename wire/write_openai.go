@@ -48,7 +48,7 @@ func chatUsage(w *jsonw, a *answer) {
 		K("total_tokens").Int(int64(a.Usage.Input + a.Usage.Output)).
 		K("prompt_tokens_details").Obj().K("cached_tokens").Int(0).K("audio_tokens").Int(0).End().
 		K("completion_tokens_details").Obj().
-		K("reasoning_tokens").Int(int64(a.reasoningTokens())).
+		K("reasoning_tokens").Int(int64(a.Usage.Reasoning)).
 		K("audio_tokens").Int(0).
 		K("accepted_prediction_tokens").Int(0).
 		K("rejected_prediction_tokens").Int(0).End().

@@ -154,7 +154,7 @@ func (r *responsesWriter) object(w *jsonw, final, billing bool) {
 			K("input_tokens").Int(int64(a.Usage.Input)).
 			K("input_tokens_details").Obj().K("cached_tokens").Int(0).End().
 			K("output_tokens").Int(int64(a.Usage.Output)).
-			K("output_tokens_details").Obj().K("reasoning_tokens").Int(int64(a.reasoningTokens())).End().
+			K("output_tokens_details").Obj().K("reasoning_tokens").Int(int64(a.Usage.Reasoning)).End().
 			K("total_tokens").Int(int64(a.Usage.Input + a.Usage.Output)).
 			End()
 	} else {

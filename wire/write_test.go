@@ -57,7 +57,7 @@ var answers = map[string]wire.Answer{
 		Usage: wire.Usage{Input: 88, Output: 51}},
 	"reasoning": {Model: "o4-mini", ID: "chatcmpl-think-1", Created: created,
 		Reasoning: "The user asks about Paris.\n\nI should answer briefly.", Text: "It is sunny.",
-		Usage: wire.Usage{Input: 20, Output: 30}},
+		Usage: wire.Usage{Input: 20, Output: 30, Reasoning: 12}},
 	"reasoning and call": {Model: "o4-mini", ID: "resp_think-2", Created: created,
 		Reasoning: "Weather needs the tool.", Text: "Let me check.",
 		ToolCalls: []wire.ToolCall{{ID: "call_weather", Name: "weather", Arguments: []byte(`{"location":"Paris"}`)}},
@@ -92,9 +92,13 @@ func compactArgs(t testing.TB, b []byte) string {
 	return buf.String()
 }
 
-// checkRoundTrip fails the test unless r is what a says.
-func checkRoundTrip(t testing.TB, what string, a wire.Answer, r wire.Response, finish wire.Finish) {
+// checkRoundTrip fails the test unless r is what a says. A wire that does
+// not count reasoning tokens apart reads none.
+func checkRoundTrip(t testing.TB, what string, kind wire.Kind, a wire.Answer, r wire.Response, finish wire.Finish) {
 	t.Helper()
+	if kind == wire.KindAnthropicMessages || kind == wire.KindOllama {
+		a.Usage.Reasoning = 0
+	}
 	if r.Text != a.Text || r.Reasoning != a.Reasoning {
 		t.Errorf("%s: text %q reasoning %q, want %q and %q", what, r.Text, r.Reasoning, a.Text, a.Reasoning)
 	}
@@ -134,7 +138,7 @@ func TestWriteRoundTrip(t *testing.T) {
 				if finish == wire.FinishStop && len(a.ToolCalls) > 0 && f.kind != wire.KindOpenAIChat && f.kind != wire.KindAnthropicMessages {
 					finish = wire.FinishToolCalls
 				}
-				checkRoundTrip(t, "read back", a, r, finish)
+				checkRoundTrip(t, "read back", f.kind, a, r, finish)
 
 				again, _ := wire.Write(f.kind, a, f.opts)
 				if !reflect.DeepEqual(again, w) {
@@ -253,6 +257,7 @@ func TestWriteRejects(t *testing.T) {
 		{"truncated arguments", wire.KindAnthropicMessages, call(`{"a":`), wire.WriteOptions{}, wire.ErrInvalidAnswer},
 		{"non-UTF-8 arguments", wire.KindGemini, call("{\"a\":\"\xff\"}"), wire.WriteOptions{}, wire.ErrInvalidAnswer},
 		{"negative usage", wire.KindOllama, wire.Answer{Usage: wire.Usage{Output: -1}}, wire.WriteOptions{}, wire.ErrInvalidAnswer},
+		{"reasoning beyond output", wire.KindGemini, wire.Answer{Usage: wire.Usage{Output: 3, Reasoning: 4}}, wire.WriteOptions{}, wire.ErrInvalidAnswer},
 		{"NaN embedding", wire.KindEmbeddings, wire.Answer{Embedding: []float64{math.NaN()}}, wire.WriteOptions{}, wire.ErrInvalidAnswer},
 		{"infinite base64 embedding", wire.KindEmbeddings, wire.Answer{Embedding: []float64{math.Inf(1)}}, wire.WriteOptions{Base64: true}, wire.ErrInvalidAnswer},
 		{"streamed embedding", wire.KindEmbeddings, wire.Answer{}, wire.WriteOptions{Stream: true}, wire.ErrUnsupported},
@@ -411,12 +416,12 @@ func validUTF8(s string) string {
 // back: the writers never fail on a valid answer, and the reader returns
 // exactly what was written.
 func FuzzWriteRoundTrip(f *testing.F) {
-	f.Add(uint8(0), uint8(0), "Paris is sunny.", "", "weather", `{"location":"Paris"}`, "call_1", uint8(1), uint8(0), uint16(10), uint16(5))
-	f.Add(uint8(3), uint8(2), "a  b\n\tc \u2028 \"q\"", "think\n\nmore", "f", `{}`, "", uint8(3), uint8(1), uint16(0), uint16(0))
-	f.Add(uint8(5), uint8(7), "", "why", "get_time", `not json`, "id", uint8(2), uint8(3), uint16(65535), uint16(1))
-	f.Add(uint8(9), uint8(1), "\xff\xfe bad \xc3", "\xe2\x82", "n\xffm", `{"a":[1,{"b":"\u00e9"}]}`, "c\xff", uint8(1), uint8(2), uint16(3), uint16(300))
+	f.Add(uint8(0), uint8(0), "Paris is sunny.", "", "weather", `{"location":"Paris"}`, "call_1", uint8(1), uint8(0), uint16(10), uint16(5), uint16(0))
+	f.Add(uint8(3), uint8(2), "a  b\n\tc \u2028 \"q\"", "think\n\nmore", "f", `{}`, "", uint8(3), uint8(1), uint16(0), uint16(0), uint16(0))
+	f.Add(uint8(5), uint8(7), "", "why", "get_time", `not json`, "id", uint8(2), uint8(3), uint16(65535), uint16(1), uint16(1))
+	f.Add(uint8(9), uint8(1), "\xff\xfe bad \xc3", "\xe2\x82", "n\xffm", `{"a":[1,{"b":"\u00e9"}]}`, "c\xff", uint8(1), uint8(2), uint16(3), uint16(300), uint16(120))
 	fs := forms()
-	f.Fuzz(func(t *testing.T, form, chunk uint8, text, reasoning, name, args, id string, ncalls, finish uint8, in, out uint16) {
+	f.Fuzz(func(t *testing.T, form, chunk uint8, text, reasoning, name, args, id string, ncalls, finish uint8, in, out, thought uint16) {
 		// A stream costs a few hundred bytes per piece: bound the pieces so
 		// that each run stays quick.
 		if len(text)+len(reasoning)+len(args)+len(name)+len(id) > 512 {
@@ -430,7 +435,7 @@ func FuzzWriteRoundTrip(f *testing.F) {
 		}
 		a := wire.Answer{Model: "m", ID: id, Created: created, Text: text, Reasoning: reasoning,
 			Finish: []wire.Finish{"", wire.FinishStop, wire.FinishLength, wire.FinishToolCalls}[finish%4],
-			Usage:  wire.Usage{Input: int(in), Output: int(out)}}
+			Usage:  wire.Usage{Input: int(in), Output: int(out), Reasoning: int(thought) % (int(out) + 1)}}
 		for i := range int(ncalls % 4) {
 			a.ToolCalls = append(a.ToolCalls, wire.ToolCall{ID: fmt.Sprintf("%s_%d", id, i), Name: name, Arguments: []byte(args)})
 		}
@@ -459,6 +464,6 @@ func FuzzWriteRoundTrip(f *testing.F) {
 				}
 			}
 		}
-		checkRoundTrip(t, fm.name, want, r, finishWant)
+		checkRoundTrip(t, fm.name, fm.kind, want, r, finishWant)
 	})
 }

@@ -61,7 +61,7 @@ func TestAnthropicMessages(t *testing.T) {
 						t.Fatalf("message stream: %v", err)
 					}
 				}
-				got := seen{finish: string(msg.StopReason), input: int(msg.Usage.InputTokens), output: int(msg.Usage.OutputTokens)}
+				got := seen{finish: string(msg.StopReason), input: int(msg.Usage.InputTokens), output: int(msg.Usage.OutputTokens), thoughts: -1}
 				for _, b := range msg.Content {
 					switch b.Type {
 					case "thinking":

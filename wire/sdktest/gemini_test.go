@@ -58,6 +58,7 @@ func seenGemini(t *testing.T, rs []*genai.GenerateContentResponse) seen {
 		}
 		if u := r.UsageMetadata; u != nil {
 			got.input, got.output = int(u.PromptTokenCount), int(u.CandidatesTokenCount+u.ThoughtsTokenCount)
+			got.thoughts = int(u.ThoughtsTokenCount)
 		}
 	}
 	if len(got.calls) > 0 && !signed {

@@ -46,6 +46,7 @@ func TestGoOpenAIChat(t *testing.T) {
 						got.calls = append(got.calls, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
 					}
 					got.input, got.output = r.Usage.PromptTokens, r.Usage.CompletionTokens
+					got.thoughts = r.Usage.CompletionTokensDetails.ReasoningTokens
 				} else {
 					req.Stream = true
 					req.StreamOptions = &goopenai.StreamOptions{IncludeUsage: true}
@@ -65,6 +66,7 @@ func TestGoOpenAIChat(t *testing.T) {
 						}
 						if ch.Usage != nil {
 							got.input, got.output = ch.Usage.PromptTokens, ch.Usage.CompletionTokens
+							got.thoughts = ch.Usage.CompletionTokensDetails.ReasoningTokens
 						}
 						if len(ch.Choices) == 0 {
 							continue

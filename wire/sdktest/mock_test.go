@@ -156,19 +156,20 @@ var contents = []content{
 		Usage: wire.Usage{Input: 88, Output: 51}}},
 	{"reasoning", wire.Answer{Model: "m-1", ID: "id-think-1", Created: created,
 		Reasoning: "The user wants the weather.\n\nA short answer will do.", Text: "It is sunny.",
-		Usage: wire.Usage{Input: 20, Output: 30}}},
+		Usage: wire.Usage{Input: 20, Output: 30, Reasoning: 14}}},
 	{"reasoning and call", wire.Answer{Model: "m-1", ID: "id-think-2", Created: created,
 		Reasoning: "I need the weather tool.", Text: "Let me check.",
 		ToolCalls: []wire.ToolCall{{ID: "call_weather", Name: "weather", Arguments: []byte(`{"location":"Paris"}`)}},
-		Usage:     wire.Usage{Input: 20, Output: 30}}},
+		Usage:     wire.Usage{Input: 20, Output: 30, Reasoning: 6}}},
 }
 
-// seen is what an SDK made of an answer, in provider-neutral terms.
+// seen is what an SDK made of an answer, in provider-neutral terms;
+// thoughts is the reasoning token count, -1 where the wire has none.
 type seen struct {
-	text, reasoning string
-	calls           []wire.ToolCall
-	finish          string
-	input, output   int
+	text, reasoning         string
+	calls                   []wire.ToolCall
+	finish                  string
+	input, output, thoughts int
 }
 
 // check fails the test unless the SDK saw exactly the answer, with the
@@ -186,6 +187,9 @@ func check(t *testing.T, a wire.Answer, got seen, finish string) {
 	}
 	if got.input != a.Usage.Input || got.output != a.Usage.Output {
 		t.Errorf("usage %d in %d out, want %d and %d", got.input, got.output, a.Usage.Input, a.Usage.Output)
+	}
+	if got.thoughts >= 0 && got.thoughts != a.Usage.Reasoning {
+		t.Errorf("%d reasoning tokens, want %d", got.thoughts, a.Usage.Reasoning)
 	}
 	if len(got.calls) != len(a.ToolCalls) {
 		t.Fatalf("%d tool calls %+v, want %d", len(got.calls), got.calls, len(a.ToolCalls))

@@ -76,7 +76,7 @@ func TestOllamaChat(t *testing.T) {
 				if status != http.StatusOK || len(lines) == 0 || (len(lines) == 1) == stream {
 					t.Fatalf("status %d, %d lines", status, len(lines))
 				}
-				var got seen
+				got := seen{thoughts: -1}
 				for i, l := range lines {
 					if l.Done != (i == len(lines)-1) {
 						t.Errorf("line %d: done %v", i, l.Done)

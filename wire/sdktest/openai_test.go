@@ -74,6 +74,7 @@ func TestOpenAIChat(t *testing.T) {
 					got.reasoning = extraString(msg.JSON.ExtraFields, "reasoning_content")
 					got.finish = r.Choices[0].FinishReason
 					got.input, got.output = int(r.Usage.PromptTokens), int(r.Usage.CompletionTokens)
+					got.thoughts = int(r.Usage.CompletionTokensDetails.ReasoningTokens)
 					if r.ID != c.a.ID || r.Model != c.a.Model || r.Created != created.Unix() {
 						t.Errorf("id %q model %q created %d", r.ID, r.Model, r.Created)
 					}
@@ -98,6 +99,7 @@ func TestOpenAIChat(t *testing.T) {
 					got.reasoning = reasoning.String()
 					got.finish = acc.Choices[0].FinishReason
 					got.input, got.output = int(acc.Usage.PromptTokens), int(acc.Usage.CompletionTokens)
+					got.thoughts = int(acc.Usage.CompletionTokensDetails.ReasoningTokens)
 				}
 				got.text = msg.Content
 				for _, tc := range msg.ToolCalls {
@@ -132,7 +134,8 @@ func TestOpenAIResponses(t *testing.T) {
 					r = responsesStream(t, client.Responses.NewStreaming(ctx, params))
 				}
 				got := seen{text: r.OutputText(), finish: string(r.Status),
-					input: int(r.Usage.InputTokens), output: int(r.Usage.OutputTokens)}
+					input: int(r.Usage.InputTokens), output: int(r.Usage.OutputTokens),
+					thoughts: int(r.Usage.OutputTokensDetails.ReasoningTokens)}
 				for _, it := range r.Output {
 					switch it.Type {
 					case "reasoning":
