@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
 // Request is what matching looks at.
@@ -51,8 +53,8 @@ type Describer func(kind string, body []byte, path string) string
 // immutable and safe for concurrent use.
 type Matcher struct {
 	rules       Rules
-	all         walker
-	byKind      map[string]*walker
+	all         jsonvalue.Ignore
+	byKind      map[string]jsonvalue.Ignore
 	ignoreQuery map[string]bool
 	headers     []string
 	describe    Describer
@@ -62,24 +64,24 @@ type Matcher struct {
 // New compiles rules; describe may be nil. An unusable path is an error
 // wrapping ErrBadRule that names it.
 func New(r Rules, describe Describer) (*Matcher, error) {
-	m := &Matcher{rules: r, byKind: map[string]*walker{}, ignoreQuery: map[string]bool{}, describe: describe}
+	m := &Matcher{rules: r, byKind: map[string]jsonvalue.Ignore{}, ignoreQuery: map[string]bool{}, describe: describe}
 	for _, p := range r.Ignore {
-		pp, ok := parsePattern(p)
+		pp, ok := jsonvalue.ParsePattern(p)
 		if !ok {
 			return nil, fmt.Errorf("ignore path %q: %w", p, ErrBadRule)
 		}
-		m.all.patterns = append(m.all.patterns, pp)
+		m.all = append(m.all, pp)
 	}
 	for kind, paths := range r.IgnoreByKind {
-		w := &walker{patterns: append([]pattern(nil), m.all.patterns...)}
+		ig := append(jsonvalue.Ignore(nil), m.all...)
 		for _, p := range paths {
-			pp, ok := parsePattern(p)
+			pp, ok := jsonvalue.ParsePattern(p)
 			if !ok {
 				return nil, fmt.Errorf("ignore path %q for %s: %w", p, kind, ErrBadRule)
 			}
-			w.patterns = append(w.patterns, pp)
+			ig = append(ig, pp)
 		}
-		m.byKind[kind] = w
+		m.byKind[kind] = ig
 	}
 	for _, q := range append(append([]string{}, r.IgnoreQuery...), r.SecretQuery...) {
 		m.ignoreQuery[q] = true
@@ -118,11 +120,12 @@ func normalRules(r Rules) Rules {
 // compute the same keys.
 func (m *Matcher) Fingerprint() string { return m.fingerprint }
 
-func (m *Matcher) walker(kind string) *walker {
-	if w, ok := m.byKind[kind]; ok {
-		return w
+// ignore is the set of ignored paths for an API kind.
+func (m *Matcher) ignore(kind string) jsonvalue.Ignore {
+	if ig, ok := m.byKind[kind]; ok {
+		return ig
 	}
-	return &m.all
+	return m.all
 }
 
 // jsonBody reports whether the body is compared as JSON, and checks it.
@@ -168,7 +171,8 @@ func firstByte(b []byte) byte {
 
 // CanonicalBody returns the structural form of a request body under the
 // rules: sorted keys, no whitespace, canonical numbers and strings, ignored
-// paths removed. A body that is not JSON is returned as is.
+// paths removed. A body that is not JSON is returned as is. A number beyond
+// 10^±jsonvalue.MaxExponent is an error wrapping ErrNumberRange.
 func (m *Matcher) CanonicalBody(r *Request) ([]byte, error) {
 	isJSON, err := jsonBody(r)
 	if err != nil {
@@ -177,14 +181,16 @@ func (m *Matcher) CanonicalBody(r *Request) ([]byte, error) {
 	if !isJSON {
 		return r.Body, nil
 	}
-	return m.appendCanonical(make([]byte, 0, len(r.Body)), r), nil
+	return m.appendCanonical(make([]byte, 0, len(r.Body)), r)
 }
 
 // appendCanonical appends the canonical form of a JSON body.
-func (m *Matcher) appendCanonical(b []byte, r *Request) []byte {
-	w := m.walker(r.Kind)
-	var st canonState
-	return w.canonInto(&st, b, gjson.ParseBytes(r.Body), w.all(), 0)
+func (m *Matcher) appendCanonical(b []byte, r *Request) ([]byte, error) {
+	b, err := m.ignore(r.Kind).AppendCanonical(b, gjson.ParseBytes(r.Body))
+	if err != nil {
+		return b, fmt.Errorf("%s %s: body: %w", r.Method, r.Path, err)
+	}
+	return b, nil
 }
 
 func (m *Matcher) canonQuery(raw string) string {
@@ -220,7 +226,8 @@ func (m *Matcher) canonQuery(raw string) string {
 
 // Key returns the match key of a request: equal keys mean matching requests.
 // A body that should be JSON and does not parse is an error wrapping
-// ErrMalformedJSON.
+// ErrMalformedJSON; one that holds a number beyond 10^±jsonvalue.MaxExponent,
+// ErrNumberRange.
 func (m *Matcher) Key(r *Request) (string, error) {
 	isJSON, err := jsonBody(r)
 	if err != nil {
@@ -248,7 +255,9 @@ func (m *Matcher) Key(r *Request) (string, error) {
 		b = append(b, 0)
 	}
 	if isJSON {
-		b = m.appendCanonical(b, r)
+		if b, err = m.appendCanonical(b, r); err != nil {
+			return "", err
+		}
 	} else {
 		b = append(b, r.Body...)
 	}
