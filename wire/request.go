@@ -15,7 +15,7 @@ type ToolCall struct {
 	// call_id (Responses; not the item's "fc_…" id), tool_use id
 	// (Anthropic), functionCall.id (Gemini), tool_calls[].id (Ollama). It is
 	// "" when the wire carries none, as Gemini and Ollama usually do; such a
-	// call is known to RewriteCallIDs and SetToolResult by its SyntheticID.
+	// call is known to RewriteCallIDs and Request.Answers by its SyntheticID.
 	ID string
 	// Name is the function name.
 	Name string
@@ -52,7 +52,7 @@ type ToolResult struct {
 	// an "error" member. OpenAI and Ollama carry no such flag.
 	IsError bool
 	// Path is the gjson path of Content in the request body (set even when
-	// Content is absent, where SetToolResult would put it).
+	// Content is absent, where SetOutput would put it).
 	Path string
 }
 
