@@ -383,8 +383,8 @@ func damagedCassette(t *testing.T, path string) {
 	i := &cassette.Interaction{Upstream: "openai", Kind: "openai-chat",
 		Request:  cassette.Request{Method: "POST", Path: "/v1/chat/completions", Body: cassette.Body(`{"marker":"DAMAGE-ME"}`)},
 		Response: cassette.Response{Status: 200, Body: cassette.Body(`{}`)}}
-	if _, err := c.Append(i, "k", "s"); err != nil {
-		t.Fatal(err)
+	if res, err := c.AppendAll([]cassette.Keyed{{Interaction: i, Key: "k", Shape: "s"}}); err != nil || res[0].Err != nil {
+		t.Fatal(err, res)
 	}
 	c.Close()
 	data, err := os.ReadFile(path)
