@@ -52,16 +52,6 @@ func (n node) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// get returns the value of a member.
-func (n node) get(key string) (any, bool) {
-	for _, m := range n {
-		if m.key == key {
-			return m.val, true
-		}
-	}
-	return nil, false
-}
-
 // marshal is json.Marshal without HTML escaping and without the trailing
 // newline an Encoder adds.
 func marshal(v any) ([]byte, error) {

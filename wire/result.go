@@ -151,10 +151,10 @@ func (k Kind) EchoesDropIDs() bool { return k == KindOllama }
 //     not; it answers the earliest call to that function echoed in an
 //     earlier turn that no result answers yet, the results carrying ids
 //     being counted first.
-//   - Gemini: the n-th functionResponse without id for a function answers
-//     the n-th echoed call without id to it, the pairing of their
-//     SyntheticIDs that RewriteCallIDs keeps.
-//   - Other APIs: nothing; a result there always names its call.
+//   - Gemini, and the other APIs (whose results normally carry ids): the
+//     n-th result without id for a function answers the n-th echoed call
+//     without id to it, the pairing of their SyntheticIDs that
+//     RewriteCallIDs keeps.
 func (r Request) Answers() []int {
 	out := make([]int, len(r.ToolResults))
 	answered := make([]bool, len(r.ToolCalls))
@@ -184,7 +184,7 @@ func (r Request) Answers() []int {
 					break
 				}
 			}
-		case KindGemini:
+		default:
 			results[res.Name]++
 			n := results[res.Name]
 			for p, tc := range r.ToolCalls {
