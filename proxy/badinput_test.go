@@ -71,6 +71,8 @@ func badRequests() []badRequest {
 			status: 400, says: notJSON, shape: "error.param"},
 		{name: "nested 129 deep", path: chat, body: `{"model":"gpt-4o-mini","x":` + strings.Repeat("[", 128) + strings.Repeat("]", 128) + `}`,
 			status: 400, says: []string{"deeper than 128 levels"}, shape: "error.param"},
+		{name: "number past the exponent bound", path: chat, body: `{"model":"gpt-4o-mini","temperature":1e1000001}`,
+			status: 400, says: []string{"temperature: number 1e1000001", "out of range"}, shape: "error.param"},
 		{name: "body over --max-body", path: chat, body: `{"model":"gpt-4o-mini","pad":"` + strings.Repeat("x", badMaxBody) + `"}`,
 			status: 413, says: []string{"--max-body", fmt.Sprint(badMaxBody)}, shape: "error.param"},
 		{name: "chunked body over --max-body", path: anth, chunked: true, body: `{"pad":"` + strings.Repeat("y", 3*badMaxBody) + `"}`,

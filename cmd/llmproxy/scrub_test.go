@@ -336,6 +336,38 @@ func TestScrubReplayChangedResultIsMiss(t *testing.T) {
 	}
 }
 
+// TestScrubReplayResultComparedAsValue replays a scrubbed cassette with an
+// application that writes its tool result as Python's json.dumps does
+// (spaces after separators, its own key order, 21.0 for 21): the same JSON
+// value as the fixture, so a hit. A genuinely different value is a miss
+// that names the call and the value inside the result.
+func TestScrubReplayResultComparedAsValue(t *testing.T) {
+	good, _ := weatherLoops()
+	path := recordWeather(t, good)
+	if code, out, errs := runCLI(t, "scrub", "--cassette", path, "--map", "get_weather=weather"); code != 0 || !strings.Contains(out, "call_weather") {
+		t.Fatalf("scrub: exit %d: %s%s", code, out, errs)
+	}
+	ctx := context.Background()
+	rep := startScrubProxy(t, proxy.ModeReplay, path, "")
+	dumps := staticTools{"get_weather": `{"location": "Paris", "temperature": 21.0, "unit": "celsius", "condition": "sunny"}`}
+	answer, err := runChatLoop(ctx, rep.URL, dumps, "weather question A", "get_weather")
+	if err != nil || answer != good.Answer {
+		t.Fatalf("replay with a json.dumps-style result: %q, %v; want the recorded answer %q", answer, err, good.Answer)
+	}
+	rep.Close()
+	rep = startScrubProxy(t, proxy.ModeReplay, path, "") // every interaction unused again
+	other := staticTools{"get_weather": `{"location": "Paris", "temperature": 22.0, "unit": "celsius", "condition": "sunny"}`}
+	_, err = runChatLoop(ctx, rep.URL, other, "weather question A", "get_weather")
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Type != "cassette_miss" {
+		t.Fatalf("replay with another temperature: %v, want a 400 cassette_miss", err)
+	}
+	want := "tool result for call call_weather differs from its fixture at messages.2.content, in the result at temperature: got 22.0, fixture 21"
+	if !strings.Contains(apiErr.Message, want) {
+		t.Errorf("miss message lacks %q:\n%s", want, apiErr.Message)
+	}
+}
+
 // TestScrubIdempotent scrubs twice: the second run changes no byte of the
 // export, and says so.
 func TestScrubIdempotent(t *testing.T) {
