@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -128,10 +129,12 @@ func (m *Matcher) ignore(kind string) jsonvalue.Ignore {
 	return m.all
 }
 
-// jsonBody reports whether the body is compared as JSON, and checks it.
-func jsonBody(r *Request) (bool, error) {
+// jsonBody reports whether the body is compared as JSON, and checks it;
+// strict says it must be JSON (declared so, or an LLM API's), so that a body
+// that is not is an error rather than compared by bytes.
+func jsonBody(r *Request) (isJSON, strict bool, err error) {
 	if len(r.Body) == 0 {
-		return false, nil
+		return false, false, nil
 	}
 	declared := false
 	if ct := r.Header.Get("Content-Type"); ct == "application/json" || strings.HasPrefix(ct, "application/json;") {
@@ -141,23 +144,46 @@ func jsonBody(r *Request) (bool, error) {
 			declared = true
 		}
 	}
-	llm := r.Kind != "" && r.Kind != "generic"
+	strict = declared || (r.Kind != "" && r.Kind != "generic")
 	if deeper(r.Body, MaxDepth) {
 		// Before the validator, which recurses once per level.
-		if declared || llm {
-			return false, fmt.Errorf("%s %s: body nests arrays and objects deeper than %d levels: %w", r.Method, r.Path, MaxDepth, ErrTooDeep)
+		if strict {
+			return false, true, fmt.Errorf("%s %s: body nests arrays and objects deeper than %d levels: %w", r.Method, r.Path, MaxDepth, ErrTooDeep)
 		}
-		return false, nil // compared by bytes
+		return false, false, nil // compared by bytes
 	}
 	valid := gjson.ValidBytes(r.Body)
-	if (declared || llm) && !valid {
-		return false, fmt.Errorf("%s %s: %w", r.Method, r.Path, ErrMalformedJSON)
+	if strict && !valid {
+		return false, true, fmt.Errorf("%s %s: %w", r.Method, r.Path, ErrMalformedJSON)
 	}
 	if valid {
 		c := firstByte(r.Body)
-		return c == '{' || c == '[' || declared || llm, nil
+		return c == '{' || c == '[' || strict, strict, nil
 	}
-	return false, nil
+	return false, false, nil
+}
+
+// appendBody appends what a body is compared by: its canonical form when it
+// is JSON, else its bytes. A body that need not be JSON and holds a number
+// out of range is compared by bytes, as one nested too deep is; one that
+// must be JSON is an error. structural reports which.
+func (m *Matcher) appendBody(b []byte, r *Request) (out []byte, structural bool, err error) {
+	isJSON, strict, err := jsonBody(r)
+	if err != nil {
+		return b, false, err
+	}
+	if isJSON {
+		mark := len(b)
+		out, err := m.appendCanonical(b, r)
+		if err == nil {
+			return out, true, nil
+		}
+		if strict || !errors.Is(err, ErrNumberRange) {
+			return b, false, err
+		}
+		b = out[:mark]
+	}
+	return append(b, r.Body...), false, nil
 }
 
 func firstByte(b []byte) byte {
@@ -174,14 +200,14 @@ func firstByte(b []byte) byte {
 // paths removed. A body that is not JSON is returned as is. A number beyond
 // 10^±jsonvalue.MaxExponent is an error wrapping ErrNumberRange.
 func (m *Matcher) CanonicalBody(r *Request) ([]byte, error) {
-	isJSON, err := jsonBody(r)
-	if err != nil {
+	out, structural, err := m.appendBody(make([]byte, 0, len(r.Body)), r)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if !isJSON {
+	case !structural:
 		return r.Body, nil
 	}
-	return m.appendCanonical(make([]byte, 0, len(r.Body)), r)
+	return out, nil
 }
 
 // appendCanonical appends the canonical form of a JSON body.
@@ -229,10 +255,6 @@ func (m *Matcher) canonQuery(raw string) string {
 // ErrMalformedJSON; one that holds a number beyond 10^±jsonvalue.MaxExponent,
 // ErrNumberRange.
 func (m *Matcher) Key(r *Request) (string, error) {
-	isJSON, err := jsonBody(r)
-	if err != nil {
-		return "", err
-	}
 	// The hash input is the request's parts, each ended by a NUL, the
 	// compared headers, then the canonical body: built in one pooled buffer
 	// and hashed at once.
@@ -254,12 +276,9 @@ func (m *Matcher) Key(r *Request) (string, error) {
 		}
 		b = append(b, 0)
 	}
-	if isJSON {
-		if b, err = m.appendCanonical(b, r); err != nil {
-			return "", err
-		}
-	} else {
-		b = append(b, r.Body...)
+	b, _, err := m.appendBody(b, r)
+	if err != nil {
+		return "", err
 	}
 	sum := sha256.Sum256(b)
 	if cap(b) <= maxPooledKeyBuffer {
