@@ -16,7 +16,7 @@ import (
 	"github.com/llmproxy/llmproxy/wire"
 )
 
-// names is the catalogue order of the SPEC table.
+// names is the catalogue order.
 var names = []string{
 	"calculator", "current_time", "weather", "web_search", "fetch_url", "file_search",
 	"read_file", "write_file", "list_files", "run_code", "shell", "apply_patch",

@@ -20,7 +20,7 @@ const draft = "https://json-schema.org/draft/2020-12/schema"
 
 // node is a JSON object that keeps its members in the order they were
 // written, so schemas read top-down (type, description, properties, required)
-// and list properties in the order of the SPEC table.
+// and list properties in the order the preset declares them.
 type node []member
 
 type member struct {
