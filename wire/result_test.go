@@ -152,8 +152,13 @@ func TestAnswers(t *testing.T) {
 func TestKindIDRules(t *testing.T) {
 	for _, k := range []wire.Kind{wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama} {
 		idless, drop := k == wire.KindGemini || k == wire.KindOllama, k == wire.KindOllama
-		if k.IDlessCalls() != idless || k.EchoesDropIDs() != drop {
-			t.Errorf("%s: IDlessCalls %v, EchoesDropIDs %v; want %v, %v", k, k.IDlessCalls(), k.EchoesDropIDs(), idless, drop)
+		if k.IDlessCalls() != idless || k.EchoesDropIDs() != drop || !k.CallsTools() {
+			t.Errorf("%s: IDlessCalls %v, EchoesDropIDs %v, CallsTools %v; want %v, %v, true", k, k.IDlessCalls(), k.EchoesDropIDs(), k.CallsTools(), idless, drop)
+		}
+	}
+	for _, k := range []wire.Kind{wire.KindEmbeddings, wire.KindGeneric, "nope"} {
+		if k.CallsTools() {
+			t.Errorf("%s: CallsTools, want not", k)
 		}
 	}
 }
