@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -178,7 +177,6 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 // answer is an Answer checked and ready to write.
 type answer struct {
 	Answer
-	kind  Kind
 	calls []call
 	rnd   *prng
 	// textPieces and thinkPieces are Text and Reasoning cut for a stream.
@@ -198,7 +196,7 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 	if u := a.Usage; u.Input < 0 || u.Output < 0 || u.Reasoning < 0 || u.Reasoning > u.Output {
 		return nil, fmt.Errorf("%w: usage of %d input, %d output and %d reasoning tokens", ErrInvalidAnswer, u.Input, u.Output, u.Reasoning)
 	}
-	p := &answer{Answer: a, kind: kind}
+	p := &answer{Answer: a}
 	for i, tc := range a.ToolCalls {
 		args := bytes.TrimSpace(tc.Arguments)
 		if len(args) == 0 {
@@ -399,6 +397,3 @@ func (r *prng) base64(n int) string {
 	}
 	return base64.StdEncoding.EncodeToString(raw)
 }
-
-// itoa is strconv.Itoa, short.
-func itoa(n int) string { return strconv.Itoa(n) }

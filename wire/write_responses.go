@@ -3,6 +3,7 @@ package wire
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -54,7 +55,7 @@ func (r *responsesWriter) plan() {
 	a := r.a
 	suffix := strings.TrimPrefix(a.ID, "resp_")
 	add := func(typ, prefix string, c call) {
-		r.items = append(r.items, respItem{typ: typ, id: prefix + suffix + "_" + itoa(len(r.items)), c: c})
+		r.items = append(r.items, respItem{typ: typ, id: prefix + suffix + "_" + strconv.Itoa(len(r.items)), c: c})
 	}
 	if a.Reasoning != "" {
 		add("reasoning", "rs_", call{})
