@@ -16,7 +16,9 @@ type Answer struct {
 	// ID is the response id, with the provider's own prefix
 	// ("chatcmpl-…", "resp_…", "msg_…").
 	ID string
-	// Created is the creation time, in whole seconds where the wire has one.
+	// Created is the creation time, in whole seconds where the wire has one
+	// (Ollama's created_at keeps nanoseconds); the zero time is written as
+	// the Unix epoch.
 	Created time.Time
 	// Text is the assistant text; "" for none.
 	Text string
