@@ -16,18 +16,13 @@ import (
 	"github.com/andybalholm/brotli"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/hop"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
 // clientGrace is how long an upstream response is still read, to be
 // recorded, after its client went away.
 const clientGrace = 2 * time.Second
-
-// hopHeaders are never forwarded in either direction.
-var hopHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Te", "Trailer",
-	"Transfer-Encoding", "Upgrade",
-}
 
 // outgoingHeaders copies the client's headers for the upstream, without
 // connection headers, forwarding headers, llmproxy's own headers, Host, and
@@ -39,9 +34,7 @@ func outgoingHeaders(in http.Header) http.Header {
 			out.Del(h)
 		}
 	}
-	for _, h := range hopHeaders {
-		out.Del(h)
-	}
+	hop.Remove(out)
 	for k := range out {
 		if strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") || k == "Forwarded" || k == "X-Real-Ip" {
 			delete(out, k)
@@ -141,9 +134,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 	for k, vs := range resp.Header {
 		h[k] = append([]string(nil), vs...)
 	}
-	for _, k := range hopHeaders {
-		h.Del(k)
-	}
+	hop.Remove(h)
 	if decoded {
 		h.Del("Content-Encoding")
 		h.Del("Content-Length")
