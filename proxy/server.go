@@ -40,6 +40,31 @@ func mustURL(s string) *url.URL {
 	return u
 }
 
+// ParseUpstreamURL parses the base URL of an upstream, which must be an
+// http or https URL with a host. An error wraps ErrConfig.
+func ParseUpstreamURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || !isHTTPURL(u) {
+		return nil, fmt.Errorf("%q is not an http(s) URL: %w", raw, ErrConfig)
+	}
+	return u, nil
+}
+
+func isHTTPURL(u *url.URL) bool {
+	return u != nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// CheckUpstreamName rejects an upstream name that cannot be the first
+// segment of a request path: an empty one, one holding "/", "?" or "#", and
+// one starting with "_" (the proxy's own /_llmproxy/ is there). An error
+// wraps ErrConfig.
+func CheckUpstreamName(name string) error {
+	if name == "" || strings.ContainsAny(name, "/?#") || strings.HasPrefix(name, "_") {
+		return fmt.Errorf("upstream name %q: %w", name, ErrConfig)
+	}
+	return nil
+}
+
 // DefaultUpstreamName is the upstream name recorded for unprefixed paths.
 const DefaultUpstreamName = "default"
 
@@ -125,12 +150,15 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	for name, u := range s.upstreams {
-		if name == "" || strings.ContainsAny(name, "/?#") || strings.HasPrefix(name, "_") {
-			return nil, fmt.Errorf("upstream name %q: %w", name, ErrConfig)
+		if err := CheckUpstreamName(name); err != nil {
+			return nil, err
 		}
-		if u == nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !isHTTPURL(u) {
 			return nil, fmt.Errorf("upstream %s: %v is not an http(s) URL: %w", name, u, ErrConfig)
 		}
+	}
+	if !isHTTPURL(s.cfg.Default) {
+		return nil, fmt.Errorf("default upstream: %v is not an http(s) URL: %w", s.cfg.Default, ErrConfig)
 	}
 	s.redactor = cfg.Redactor
 	if s.redactor == nil {

@@ -258,12 +258,12 @@ func parseUpstreams(values []string) (map[string]*url.URL, *url.URL, error) {
 		if !named || strings.Contains(name, "://") {
 			name, raw, named = "", v, false
 		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		u, err := proxy.ParseUpstreamURL(raw)
+		if err != nil {
 			return nil, nil, usagef("--upstream %q: want URL or NAME=URL with an http(s) URL", v)
 		}
 		if named {
-			if name == "" || strings.ContainsAny(name, "/?#") || strings.HasPrefix(name, "_") {
+			if err := proxy.CheckUpstreamName(name); err != nil {
 				return nil, nil, usagef("--upstream %q: bad name %q", v, name)
 			}
 			ups[name] = u

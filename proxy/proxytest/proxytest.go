@@ -263,7 +263,7 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		u, err := parseURL(o.upstreams[name])
+		u, err := proxy.ParseUpstreamURL(o.upstreams[name])
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream %s: %w", name, err)
 		}
@@ -271,24 +271,13 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	}
 	def := ups["openai"]
 	if o.defaultURL != "" {
-		u, err := parseURL(o.defaultURL)
+		u, err := proxy.ParseUpstreamURL(o.defaultURL)
 		if err != nil {
 			return nil, nil, fmt.Errorf("default upstream: %w", err)
 		}
 		def = u
 	}
 	return ups, def, nil
-}
-
-func parseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an http(s) URL", raw)
-	}
-	return u, nil
 }
 
 // open opens the cassette for the mode: read-only in replay (it must
