@@ -8,6 +8,7 @@ var (
 	// ErrTooDeep means a body declared or known to be JSON nests arrays and
 	// objects deeper than MaxDepth.
 	ErrTooDeep = errors.New("JSON body nested too deeply")
-	// ErrBadRule means an ignore or header rule cannot be used.
+	// ErrBadRule means an ignore or header rule, or a rules file, cannot be
+	// used.
 	ErrBadRule = errors.New("bad match rule")
 )

@@ -218,14 +218,14 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	rules := match.Rules{Ignore: c.ignore}
 	if c.rules != "" {
-		fileRules, err := proxy.LoadRules(c.rules)
-		var re *proxy.RulesError
+		fileRules, err := match.LoadRules(c.rules)
+		var re *match.RulesError
 		if errors.As(err, &re) {
 			return cfg, nil, usagef("--rules %s: %s", re.File, re.Problem)
 		} else if err != nil {
 			return cfg, nil, usagef("--rules %s: %v", c.rules, err)
 		}
-		rules = proxy.MergeRules(fileRules, rules)
+		rules = match.MergeRules(fileRules, rules)
 	}
 	if cfg.Matcher, err = proxy.NewMatcher(rules, cfg.Redactor); err != nil {
 		return cfg, nil, usagef("%v", err)

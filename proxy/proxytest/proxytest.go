@@ -99,7 +99,7 @@ func Upstream(name, rawURL string) Option {
 func Rules(r match.Rules) Option { return func(o *options) { o.rules = append(o.rules, r) } }
 
 // RulesFile adds the match rules of a JSON rules file, as llmproxy's --rules
-// flag reads it (see proxy.LoadRules).
+// flag reads it (see match.LoadRules).
 func RulesFile(path string) Option {
 	return func(o *options) { o.rulesFiles = append(o.rulesFiles, path) }
 }
@@ -230,13 +230,13 @@ func start(path string, onMiss func(string), opts []Option) (*Proxy, error) {
 	}
 	rules := o.rules
 	for _, f := range o.rulesFiles {
-		r, err := proxy.LoadRules(f)
+		r, err := match.LoadRules(f)
 		if err != nil {
 			return nil, err
 		}
 		rules = append(rules, r)
 	}
-	if cfg.Matcher, err = proxy.NewMatcher(proxy.MergeRules(rules...), cfg.Redactor); err != nil {
+	if cfg.Matcher, err = proxy.NewMatcher(match.MergeRules(rules...), cfg.Redactor); err != nil {
 		return nil, err
 	}
 	if p.c, err = p.open(); err != nil {
