@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -39,9 +40,9 @@ type LogEntry struct {
 	// Millis is the time from the request's arrival to the end of its answer.
 	Millis float64 `json:"ms"`
 	// ToolCalls are the tool calls the response made.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	ToolCalls []cassette.ToolCall `json:"tool_calls,omitempty"`
 	// ToolResults are the tool results the request sent.
-	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	ToolResults []cassette.ToolResult `json:"tool_results,omitempty"`
 
 	tape *tape  // where Interaction lives, for its tool calls
 	name string // the X-Llmproxy-Cassette name, with a CassetteDir
@@ -152,6 +153,6 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 	}
 	if req, err := wire.ParseRequest(kind, path, body); err == nil {
 		e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
-		e.ToolResults = toolResults(req.ToolResults)
+		e.ToolResults = cassette.ToolResults(req.ToolResults)
 	}
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"strings"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // compares it with those. Only replay does this: auto and record forward, and
 // an unknown name has no URL to forward to.
 func (s *Server) recordedRoute(x *exchange) {
-	if x.route.name != DefaultUpstreamName {
+	if x.route.name != cassette.DefaultUpstream {
 		return
 	}
 	name, tail, ok := strings.Cut(strings.TrimPrefix(x.route.path, "/"), "/")

@@ -65,9 +65,6 @@ func CheckUpstreamName(name string) error {
 	return nil
 }
 
-// DefaultUpstreamName is the upstream name recorded for unprefixed paths.
-const DefaultUpstreamName = "default"
-
 // DefaultMaxBody is the request body limit when Config.MaxBody is zero.
 const DefaultMaxBody = 32 << 20
 
@@ -285,7 +282,7 @@ func (s *Server) route(r *http.Request) route {
 			return route{name: name, base: u, path: "/" + tail}
 		}
 	}
-	return route{name: DefaultUpstreamName, base: s.cfg.Default, path: p}
+	return route{name: cassette.DefaultUpstream, base: s.cfg.Default, path: p}
 }
 
 // exchange is one request being handled.

@@ -152,7 +152,7 @@ func shutdown(hs *http.Server, ch <-chan os.Signal, timeout time.Duration, log *
 	}
 }
 
-func describeUnused(unused map[string][]proxy.Summary) string {
+func describeUnused(unused map[string][]cassette.Summary) string {
 	names := make([]string, 0, len(unused))
 	n := 0
 	for name, u := range unused {

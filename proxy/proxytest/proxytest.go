@@ -368,7 +368,7 @@ func (p *Proxy) Log() ([]proxy.LogEntry, error) {
 }
 
 // Unused lists the recorded interactions not served so far.
-func (p *Proxy) Unused() ([]proxy.Summary, error) {
+func (p *Proxy) Unused() ([]cassette.Summary, error) {
 	all, err := p.srv.AllUnused()
 	if err != nil {
 		return nil, err
@@ -426,11 +426,7 @@ func (p *Proxy) unusedError() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cassette %s: %d recorded interaction(s) never served (the code made fewer calls than when it was recorded; proxytest.AllowUnused() accepts that):", p.path, len(unused))
 	for _, s := range unused {
-		path := s.Path
-		if s.Upstream != proxy.DefaultUpstreamName {
-			path = "/" + s.Upstream + s.Path
-		}
-		fmt.Fprintf(&b, "\n  interaction %d: %s %s", s.ID, s.Method, path)
+		fmt.Fprintf(&b, "\n  interaction %d: %s %s", s.ID, s.Method, cassette.ProxyPath(s.Upstream, s.Path))
 		for _, c := range s.ToolCalls {
 			fmt.Fprintf(&b, "\n    tool call %s %s(%s)", c.ID, c.Name, c.Arguments)
 		}
