@@ -63,7 +63,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // does not exist is a 404.
 func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 	if s.cfg.Cassette != nil {
-		t, err := s.mainTape()
+		t, err := s.tapes.mainTape()
 		if err != nil {
 			apiError(w, http.StatusServiceUnavailable, "cassette_error", err.Error())
 			return nil, false
@@ -74,7 +74,7 @@ func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 	if name == "" {
 		name = r.URL.Query().Get("cassette")
 	}
-	t, err := s.openTape(r.Context(), name, false)
+	t, err := s.tapes.get(r.Context(), name, false)
 	switch {
 	case errors.Is(err, errNoCassette):
 		apiError(w, http.StatusNotFound, "not_found", err.Error())
@@ -100,7 +100,7 @@ func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 	out := []cassette.Summary{}
 	err := t.c.ForEach(func(i *cassette.Interaction) error {
 		sum := cassette.Summarize(i)
-		c := t.isConsumed(i.ID)
+		c := t.plays.isConsumed(i.ID)
 		sum.Consumed = &c
 		out = append(out, sum)
 		return nil
@@ -132,7 +132,7 @@ func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
 func (s *Server) unused(t *tape) ([]cassette.Summary, error) {
 	out := []cassette.Summary{}
 	err := t.c.ForEach(func(i *cassette.Interaction) error {
-		if !t.isConsumed(i.ID) {
+		if !t.plays.isConsumed(i.ID) {
 			out = append(out, cassette.Summarize(i))
 		}
 		return nil
@@ -144,16 +144,8 @@ func (s *Server) unused(t *tape) ([]cassette.Summary, error) {
 // process: those of Config.Cassette, or those of every cassette of
 // CassetteDir that a request opened.
 func (s *Server) AllUnused() (map[string][]cassette.Summary, error) {
-	s.mu.Lock()
-	tapes := make([]*tape, 0, len(s.tapes))
-	for _, t := range s.tapes {
-		if t.ready() {
-			tapes = append(tapes, t)
-		}
-	}
-	s.mu.Unlock()
 	out := map[string][]cassette.Summary{}
-	for _, t := range tapes {
+	for _, t := range s.tapes.open() {
 		u, err := s.unused(t)
 		if err != nil {
 			return nil, err

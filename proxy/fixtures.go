@@ -8,11 +8,11 @@ import (
 	"github.com/llmproxy/llmproxy/wire"
 )
 
-// Fixture enforcement (SPEC §6): after scrub, the recorded requests carry
-// each preset call's result as its fixture's canonical JSON, so a request
-// whose tool result differs from the fixture already misses. What this file
-// adds is the reason: the miss message then starts by naming the call whose
-// result differs, the sign that the application ran a real tool.
+// Fixture enforcement: after scrub, the recorded requests carry each preset
+// call's result as its fixture's canonical JSON, so a request whose tool
+// result differs from the fixture already misses. What this file adds is
+// the reason: the miss message then starts by naming the call whose result
+// differs, the sign that the application ran a real tool.
 
 // explainFixtures puts, in front of a miss message, every tool result of the
 // request that differs from the fixture of its call.
