@@ -63,7 +63,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
-		s.journal.add(logEntry{Time: start, Cassette: t.name, Method: r.Method, Path: rt.path, Kind: string(kind), Miss: err.Error()})
+		s.journal.add(LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: rt.path, Kind: string(kind), Miss: err.Error()})
 		return
 	}
 	switch s.cfg.Mode {

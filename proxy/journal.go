@@ -48,16 +48,12 @@ type LogEntry struct {
 	name string // the X-Llmproxy-Cassette name, with a CassetteDir
 }
 
-// logEntry is the journal's name for a LogEntry.
-type logEntry = LogEntry
-
 // journal keeps the last entries handled by this process. Once full it is
-// a ring, so that adding an entry costs the same at any fill: shifting a
-// full journal by one entry per request was the largest cost of a replay.
+// a ring, so that adding an entry costs the same at any fill.
 type journal struct {
 	mu      sync.Mutex
 	limit   int
-	entries []logEntry // the oldest entry is at next once len(entries) == limit
+	entries []LogEntry // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
 
@@ -107,7 +103,7 @@ func (j *journal) settle(ctx context.Context) error {
 	return nil
 }
 
-func (j *journal) add(e logEntry) {
+func (j *journal) add(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if len(j.entries) < j.limit {
@@ -120,18 +116,18 @@ func (j *journal) add(e logEntry) {
 }
 
 // snapshot returns the entries, oldest first, and how many were dropped.
-func (j *journal) snapshot() ([]logEntry, int) {
+func (j *journal) snapshot() ([]LogEntry, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]logEntry, 0, len(j.entries))
+	out := make([]LogEntry, 0, len(j.entries))
 	out = append(out, j.entries[j.next:]...)
 	return append(out, j.entries[:j.next]...), j.dropped
 }
 
 // entry is the log entry of an exchange that ends now. The request body is
 // summarised here, so the journal keeps no bodies.
-func (x *exchange) entry(id uint64, miss string, status int) logEntry {
-	e := logEntry{
+func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
+	e := LogEntry{
 		Time: x.start.UTC(), Cassette: x.tape.name, Method: x.req.Method, Upstream: x.route.name,
 		Path: x.route.path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
@@ -139,8 +135,8 @@ func (x *exchange) entry(id uint64, miss string, status int) logEntry {
 	}
 	if id == 0 {
 		// A request that was served or recorded is summarised from its
-		// interaction when the log is read (see Server.logEntries): parsing
-		// every request here cost a replay an eighth of its CPU.
+		// interaction when the log is read (see Server.logEntries), so that
+		// serving it does not parse its body again.
 		e.summarize(x.kind, x.route.path, x.body)
 	}
 	return e
