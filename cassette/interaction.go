@@ -62,8 +62,8 @@ type Response struct {
 	Status  int         `json:"status"`
 	Headers http.Header `json:"headers,omitempty"`
 	Body    Body        `json:"body,omitempty"`
-	// Framing is "sse" or "ndjson" for a streamed response (the
-	// wire.Framing's String), "" otherwise.
+	// Framing is "sse" or "ndjson" for a streamed response, "" otherwise:
+	// the names wire.ParseFraming reads and wire.Framing.String writes.
 	Framing string  `json:"framing,omitempty"`
 	Events  []Event `json:"events,omitempty"`
 	// TTFBMillis is the time from sending the request to the first byte of
@@ -83,15 +83,17 @@ type Event struct {
 // Streamed reports whether the response was recorded event by event.
 func (r *Response) Streamed() bool { return r.Framing != "" }
 
-// WireFraming is the framing Framing names (its wire.Framing.String), or
-// wire.FramingNone for a response recorded whole.
+// WireFraming is the framing of the response's events, wire.FramingNone for
+// a response that is not streamed (or names no framing wire knows).
 func (r *Response) WireFraming() wire.Framing {
-	for _, f := range []wire.Framing{wire.FramingSSE, wire.FramingNDJSON} {
-		if r.Framing == f.String() {
-			return f
-		}
-	}
-	return wire.FramingNone
+	f, _ := wire.ParseFraming(r.Framing)
+	return f
+}
+
+// knownFraming reports whether a stored framing name is one wire knows.
+func knownFraming(name string) bool {
+	_, ok := wire.ParseFraming(name)
+	return ok
 }
 
 // Bytes returns the body as served: the body, or the events concatenated.

@@ -16,8 +16,9 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/cassettes"
-	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // demoQuestion is the user turn of the demo conversation.
@@ -45,7 +46,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// The application's weather tool answers from the cassette's fixture:
 	// the cassette is scrubbed, so the call is call_weather and its result
 	// a weather preset fixture.
-	weather, err := presets.NewCassetteExecutor(path)
+	weather, err := fixture.NewCassetteExecutor(path)
 	if err != nil {
 		return fmt.Errorf("demo: bundled cassette: %w", err)
 	}
@@ -90,10 +91,10 @@ func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // demoTool runs the demo application's weather tool: a real weather
-// service when the cassette is recorded, presets.Executor on the scrubbed
+// service when the cassette is recorded, fixture.Executor on the scrubbed
 // cassette when the demo replays it.
 type demoTool interface {
-	Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error)
+	Execute(ctx context.Context, call wire.ToolCall) (wire.ToolResult, error)
 }
 
 // demoConversation is the demo application: a streamed tool loop with a
@@ -146,7 +147,7 @@ func demoConversation(ctx context.Context, baseURL string, w io.Writer, weather 
 			if tc.Function.Name != "weather" {
 				return fmt.Errorf("unexpected tool %q", tc.Function.Name)
 			}
-			result, err := weather.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
+			result, err := weather.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
 			if err != nil {
 				return err
 			}

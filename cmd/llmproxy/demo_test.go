@@ -15,8 +15,8 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
-	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 var updateDemo = flag.Bool("update-demo", false, "re-record cassettes/demo.cassette against the fake OpenAI upstream")
@@ -34,9 +34,9 @@ var demoLoop = fake.ToolLoop{
 // called when its cassette was recorded.
 type weatherService struct{}
 
-func (weatherService) Execute(_ context.Context, call presets.ToolCall) (presets.ToolResult, error) {
+func (weatherService) Execute(_ context.Context, call wire.ToolCall) (wire.ToolResult, error) {
 	out := `{"location":"Paris","temperature":21,"unit":"celsius","condition":"sunny"}`
-	return presets.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
+	return wire.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
 }
 
 // TestDemo runs `llmproxy demo` on the committed cassette and compares its
