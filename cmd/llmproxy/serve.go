@@ -98,17 +98,19 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer srv.Close()
+	// The handlers are in place before the listening line: a signal sent
+	// the moment after it is a clean shutdown, not the default action.
+	ch, stop := sig()
+	defer stop()
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", c.listen, err)
 	}
-	fmt.Fprintf(stdout, "llmproxy listening on http://%s\n", ln.Addr())
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(stdout, "llmproxy listening on http://%s\n", ln.Addr())
 
-	ch, stop := sig()
-	defer stop()
 	select {
 	case err := <-served:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
