@@ -13,31 +13,12 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 )
-
-// version is stamped into new cassettes' metadata.
-var version = "0.1.0-dev"
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
-
-const usage = `llmproxy records and replays LLM provider APIs.
-
-Usage:
-  llmproxy record  --cassette FILE [--listen ADDR] [--upstream URL] [--upstream NAME=URL]...
-  llmproxy replay  --cassette FILE [--listen ADDR] [--pace instant|recorded] [--on-exhausted reject|repeat-last|restart]
-  llmproxy auto    --cassette FILE [--listen ADDR] [--upstream ...]
-  llmproxy scrub   --cassette FILE [--map TOOL=PRESET]... [--out FILE] [--strict]
-  llmproxy export  --cassette FILE [--out FILE]
-  llmproxy import  --in FILE --cassette FILE
-  llmproxy ls      --cassette FILE
-  llmproxy presets [NAME] [--json]
-  llmproxy demo
-
-Run 'llmproxy COMMAND -h' for a command's flags. Every flag can also be set
-with an environment variable LLMPROXY_<FLAG>, e.g. LLMPROXY_CASSETTE.
-`
 
 // command is one subcommand: its name, the one sentence (a verb phrase) that
 // says what it does, its arguments, and how it runs.
@@ -72,7 +53,47 @@ func commands() []command {
 			"[NAME] [--json]", nil},
 		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",
 			"", runDemo},
+		{"version", "prints llmproxy's version", "", runVersion},
+		{"help", "lists the commands, or with COMMAND prints that command's help", "[COMMAND]", runHelp},
 	}
+}
+
+// writeUsage writes the usage: what llmproxy is, its version, and each
+// command with its one-sentence job.
+func writeUsage(w io.Writer) {
+	fmt.Fprintf(w, "llmproxy %s records and replays LLM provider APIs.\n\nUsage: llmproxy COMMAND [flags]\n\nCommands:\n", version)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Run 'llmproxy COMMAND -h' for what a command takes. Every flag can also be
+set with an environment variable LLMPROXY_<FLAG>, e.g. LLMPROXY_CASSETTE.
+`)
+}
+
+// runHelp is `llmproxy help [COMMAND]`: the usage, or that command's help,
+// on stdout.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("help", stderr)
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	switch fs.NArg() {
+	case 0:
+		writeUsage(stdout)
+		return nil
+	case 1:
+		if name := fs.Arg(0); name == "presets" {
+			runPresets(ctx, []string{"-h"}, stdout, stdout)
+			return nil
+		} else if cmd, ok := findCommand(name); ok {
+			return cmd.run(ctx, []string{"-h"}, stdout, stdout)
+		}
+		return usagef("help: unknown command %q\nRun 'llmproxy help' for the commands.", fs.Arg(0))
+	}
+	return usagef("help: want at most one command, got %d", fs.NArg())
 }
 
 // findCommand returns the command called name.
@@ -94,19 +115,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeUsage(stderr)
 		return 2
 	}
 	name, rest := args[0], args[1:]
 	switch name {
 	case "presets":
 		return runPresets(ctx, rest, stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	case "version", "--version":
-		fmt.Fprintln(stdout, "llmproxy", version)
-		return 0
+	case "-h", "-help", "--help":
+		name = "help"
+	case "-version", "--version":
+		name = "version"
 	}
 	cmd, ok := findCommand(name)
 	if !ok {
