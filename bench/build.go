@@ -56,7 +56,7 @@ func jsonRecorded(body []byte) cassette.Response {
 }
 
 func sseRecorded() cassette.Response {
-	r := cassette.Response{Status: http.StatusOK, Headers: responseHeaders("text/event-stream; charset=utf-8"), Framing: "sse", TTFBMillis: 300}
+	r := cassette.Response{Status: http.StatusOK, Headers: responseHeaders("text/event-stream; charset=utf-8"), Framing: wire.FramingSSE.String(), TTFBMillis: 300}
 	for i, e := range sseStream() {
 		r.Events = append(r.Events, cassette.Event{AtMillis: 300 + float64(i)*5, Data: e})
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
+
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Interaction is one recorded request and its complete response.
@@ -46,7 +48,8 @@ type Response struct {
 	Status  int         `json:"status"`
 	Headers http.Header `json:"headers,omitempty"`
 	Body    Body        `json:"body,omitempty"`
-	// Framing is "sse" or "ndjson" for a streamed response, "" otherwise.
+	// Framing is "sse" or "ndjson" for a streamed response, "" otherwise:
+	// the names wire.ParseFraming reads and wire.Framing.String writes.
 	Framing string  `json:"framing,omitempty"`
 	Events  []Event `json:"events,omitempty"`
 	// TTFBMillis is the time from sending the request to the first byte of
@@ -65,6 +68,19 @@ type Event struct {
 
 // Streamed reports whether the response was recorded event by event.
 func (r *Response) Streamed() bool { return r.Framing != "" }
+
+// WireFraming is the framing of the response's events, wire.FramingNone for
+// a response that is not streamed (or names no framing wire knows).
+func (r *Response) WireFraming() wire.Framing {
+	f, _ := wire.ParseFraming(r.Framing)
+	return f
+}
+
+// knownFraming reports whether a stored framing name is one wire knows.
+func knownFraming(name string) bool {
+	_, ok := wire.ParseFraming(name)
+	return ok
+}
 
 // Bytes returns the body as served: the body, or the events concatenated.
 func (r *Response) Bytes() []byte {

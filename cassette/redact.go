@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -70,9 +69,6 @@ func NewRedactor(extraHeaders, bodyPaths []string) (*Redactor, error) {
 
 // IsSecretHeader reports whether a request header is redacted.
 func (r *Redactor) IsSecretHeader(name string) bool { return r.headers[http.CanonicalHeaderKey(name)] }
-
-// IsSecretQuery reports whether a query parameter is redacted.
-func (r *Redactor) IsSecretQuery(name string) bool { return r.query[name] }
 
 // BodyPaths are the extra gjson paths redacted in request bodies; matching
 // must ignore them, since a live request still carries the real value.
@@ -154,16 +150,6 @@ func (r *Redactor) Redact(i *Interaction) {
 	i.Request.Query = r.Query(i.Request.Query)
 	i.Request.Body = r.Body(i.Request.Body)
 	i.Response.Headers = ResponseHeaders(i.Response.Headers)
-}
-
-// SecretHeaderNames lists the redacted request headers, sorted.
-func (r *Redactor) SecretHeaderNames() []string {
-	var out []string
-	for k := range r.headers {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func contains(list []string, s string) bool {

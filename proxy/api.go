@@ -165,20 +165,10 @@ func Summarize(i *cassette.Interaction) Summary {
 		ID: i.ID, Upstream: i.Upstream, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method,
 		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(),
 	}
-	if resp, err := wire.ParseResponse(wire.Kind(i.Kind), framingOf(i.Response.Framing), i.Response.Bytes()); err == nil {
+	if resp, err := wire.ParseResponse(wire.Kind(i.Kind), i.Response.WireFraming(), i.Response.Bytes()); err == nil {
 		sum.ToolCalls = toolCalls(resp.ToolCalls)
 	}
 	return sum
-}
-
-func framingOf(name string) wire.Framing {
-	switch name {
-	case "sse":
-		return wire.FramingSSE
-	case "ndjson":
-		return wire.FramingNDJSON
-	}
-	return wire.FramingNone
 }
 
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {

@@ -225,7 +225,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 	if framing == wire.FramingNone {
 		i.Response.Body = t.body
 	} else {
-		i.Response.Framing = framingName(framing)
+		i.Response.Framing = framing.String()
 		i.Response.Events = t.events
 	}
 	s.redactor.Redact(i)
@@ -242,16 +242,6 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 		s.log.InfoContext(x.req.Context(), "recorded", append(x.logArgs, "interaction", id, "status", status, "ms", cassette.Millis(end.Sub(x.start)))...)
 		s.journal.add(x.entry(id, "", status))
 	})
-}
-
-func framingName(f wire.Framing) string {
-	switch f {
-	case wire.FramingSSE:
-		return "sse"
-	case wire.FramingNDJSON:
-		return "ndjson"
-	}
-	return ""
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}

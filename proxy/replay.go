@@ -25,6 +25,9 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 		return
 	}
+	if len(ids) == 0 {
+		ids = s.fixtureMatch(x)
+	}
 	var exhausted []uint64
 	if len(ids) > 0 {
 		id, repeat, ex, err := x.tape.acquire(x.req.Context(), ids, s.cfg.OnExhausted)

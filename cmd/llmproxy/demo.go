@@ -15,7 +15,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/cassettes"
-	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/wire"
 )
@@ -46,7 +46,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// The application's weather tool answers from the cassette's fixture:
 	// the cassette is scrubbed, so the call is call_weather and its result
 	// a weather preset fixture.
-	weather, err := presets.NewCassetteExecutor(path)
+	weather, err := fixture.NewCassetteExecutor(path)
 	if err != nil {
 		return fmt.Errorf("demo: bundled cassette: %w", err)
 	}
@@ -91,10 +91,10 @@ func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // demoTool runs the demo application's weather tool: a real weather
-// service when the cassette is recorded, presets.Executor on the scrubbed
+// service when the cassette is recorded, fixture.Executor on the scrubbed
 // cassette when the demo replays it.
 type demoTool interface {
-	Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error)
+	Execute(ctx context.Context, call wire.ToolCall) (wire.ToolResult, error)
 }
 
 // The demo application's request, as an OpenAI chat client writes it. The
@@ -175,7 +175,7 @@ func demoConversation(ctx context.Context, baseURL string, w io.Writer, weather 
 				return fmt.Errorf("unexpected tool %q", tc.Name)
 			}
 			echo.ToolCalls = append(echo.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatFunction{Name: tc.Name, Arguments: string(tc.Arguments)}})
-			result, err := weather.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+			result, err := weather.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 			if err != nil {
 				return err
 			}

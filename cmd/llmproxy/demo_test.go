@@ -19,9 +19,10 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/fake"
-	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 var updateDemo = flag.Bool("update-demo", false, "re-record cassettes/demo.cassette against the fake OpenAI upstream")
@@ -39,9 +40,9 @@ var demoLoop = fake.ToolLoop{
 // called when its cassette was recorded.
 type weatherService struct{}
 
-func (weatherService) Execute(_ context.Context, call presets.ToolCall) (presets.ToolResult, error) {
+func (weatherService) Execute(_ context.Context, call wire.ToolCall) (wire.ToolResult, error) {
 	out := `{"location":"Paris","temperature":21,"unit":"celsius","condition":"sunny"}`
-	return presets.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
+	return wire.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
 }
 
 // TestDemo runs `llmproxy demo` on the committed cassette and compares its
@@ -124,7 +125,7 @@ func TestDemoCassetteServesTheSDK(t *testing.T) {
 func replayDemo(t *testing.T) (string, demoTool) {
 	t.Helper()
 	path := demoCopy(t)
-	weather, err := presets.NewCassetteExecutor(path)
+	weather, err := fixture.NewCassetteExecutor(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func sdkConversation(ctx context.Context, baseURL string, w io.Writer, weather d
 		params.Messages = append(params.Messages, msg.ToParam())
 		for _, tc := range msg.ToolCalls {
 			fmt.Fprintf(w, "assistant calls %s(%s) [%s]\n", tc.Function.Name, tc.Function.Arguments, tc.ID)
-			result, err := weather.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
+			result, err := weather.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
 			if err != nil {
 				return err
 			}

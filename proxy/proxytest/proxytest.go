@@ -132,8 +132,8 @@ func Configure(f func(*proxy.Config)) Option {
 // Proxy is a running llmproxy over one cassette.
 type Proxy struct {
 	mode        proxy.Mode
-	path        string // the cassette
-	file        string // the file being written: path, or a temporary file in record mode
+	path        string          // the cassette
+	draft       *cassette.Draft // in record mode, the new cassette until Close puts it in place
 	c           *cassette.Cassette
 	srv         *proxy.Server
 	http        *httptest.Server
@@ -203,7 +203,7 @@ func start(path string, onMiss func(string), opts []Option) (*Proxy, error) {
 		}
 		mode = m
 	}
-	p := &Proxy{mode: mode, path: path, file: path, allowUnused: o.allowUnused, upstreams: map[string]bool{}}
+	p := &Proxy{mode: mode, path: path, allowUnused: o.allowUnused, upstreams: map[string]bool{}}
 	cfg := proxy.Config{
 		Mode: mode, OnExhausted: o.exhausted, Pace: o.pace, Latency: o.latency, Version: "proxytest",
 		OnMiss: func(msg string) {
@@ -292,7 +292,8 @@ func parseURL(raw string) (*url.URL, error) {
 }
 
 // open opens the cassette for the mode: read-only in replay (it must
-// exist), a fresh temporary file beside it in record, in place in auto.
+// exist), a draft beside it in record (cassette.Create: Close puts it in
+// place), in place in auto.
 func (p *Proxy) open() (*cassette.Cassette, error) {
 	switch p.mode {
 	case proxy.ModeReplay:
@@ -302,22 +303,15 @@ func (p *Proxy) open() (*cassette.Cassette, error) {
 		}
 		return cassette.Open(p.path, cassette.Options{ReadOnly: true})
 	case proxy.ModeRecord:
-		dir := filepath.Dir(p.path)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p.path), 0o755); err != nil {
 			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
 		}
-		f, err := os.CreateTemp(dir, "."+filepath.Base(p.path)+".recording-*")
+		d, err := cassette.Create(p.path, cassette.Options{Version: "proxytest"})
 		if err != nil {
-			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
+			return nil, err
 		}
-		f.Close()
-		os.Remove(f.Name()) // bbolt makes its own file
-		p.file = f.Name()
-		c, err := cassette.Open(p.file, cassette.Options{Version: "proxytest"})
-		if err != nil {
-			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
-		}
-		return c, nil
+		p.draft = d
+		return d.Cassette, nil
 	default:
 		if err := os.MkdirAll(filepath.Dir(p.path), 0o755); err != nil {
 			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
@@ -398,12 +392,11 @@ func (p *Proxy) Close() error {
 		if p.mode != proxy.ModeRecord && !p.allowUnused {
 			errs = append(errs, p.unusedError())
 		}
-		errs = append(errs, p.srv.Close(), p.c.Close())
-		if p.mode == proxy.ModeRecord {
-			if err := os.Rename(p.file, p.path); err != nil {
-				errs = append(errs, fmt.Errorf("cassette %s: %w", p.path, err))
-				os.Remove(p.file)
-			}
+		errs = append(errs, p.srv.Close())
+		if p.draft != nil {
+			errs = append(errs, p.draft.Commit())
+		} else {
+			errs = append(errs, p.c.Close())
 		}
 		p.closeErr = errors.Join(errs...)
 	})
@@ -419,9 +412,10 @@ func (p *Proxy) discard() {
 		if p.srv != nil {
 			p.srv.Close()
 		}
-		p.c.Close()
-		if p.mode == proxy.ModeRecord {
-			os.Remove(p.file)
+		if p.draft != nil {
+			p.draft.Discard()
+		} else {
+			p.c.Close()
 		}
 	})
 }
