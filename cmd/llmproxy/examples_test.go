@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +174,34 @@ func TestNodeClients(t *testing.T) {
 		t.Errorf("recorded %d interactions, want 24", n)
 	}
 	replayExample(t, cas, npmTest...)
+}
+
+// TestLangchaingoClients runs examples/langchaingo (a separate Go module: the
+// openai and anthropic models of github.com/tmc/langchaingo, streamed and
+// not, each a tool round) through `llmproxy record -- go test` against the
+// fake providers, scrubs the cassette, and replays it through `llmproxy
+// replay -- go test` with the providers gone and the keys unset.
+func TestLangchaingoClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds langchaingo")
+	}
+	dir, err := filepath.Abs("../../examples/langchaingo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		skipExample(t, "no go tool to run the langchaingo example with")
+	}
+	unsetenv(t, "LLMPROXY_LISTEN")
+	if out, err := exec.Command(goTool, "-C", dir, "mod", "download").CombinedOutput(); err != nil {
+		skipExample(t, fmt.Sprintf("the langchaingo example's modules cannot be had (no module proxy?): %v\n%s", err, out))
+	}
+	goTest := []string{goTool, "-C", dir, "test", "-count=1", "-v", "./..."}
+	cas := recordExample(t, goTest...)
+	// Two models, streamed and not, two requests each.
+	if n := interactionCount(t, cas); n != 8 {
+		t.Errorf("recorded %d interactions, want 8", n)
+	}
+	replayExample(t, cas, goTest...)
 }
