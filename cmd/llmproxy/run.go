@@ -45,9 +45,9 @@ type commandRun struct {
 	misses       missList
 }
 
-// splitCommand cuts a serving command's arguments at the first "--": the
-// command's own flags before it, CMD and its arguments after it. The
-// commandRun is nil when there is no "--".
+// splitCommand cuts the arguments of serving command name (record, replay,
+// auto or mock) at the first "--": the command's own flags before it, CMD
+// and its arguments after it. The commandRun is nil when there is no "--".
 func splitCommand(name string, args []string) ([]string, *commandRun, error) {
 	i := slices.Index(args, "--")
 	if i < 0 {
@@ -56,7 +56,8 @@ func splitCommand(name string, args []string) ([]string, *commandRun, error) {
 	if i == len(args)-1 {
 		return nil, nil, usagef("llmproxy %s: -- must be followed by the command to run", name)
 	}
-	return args[:i], &commandRun{argv: slices.Clone(args[i+1:])}, nil
+	cr := &commandRun{argv: slices.Clone(args[i+1:]), placeholders: name == "replay" || name == "mock"}
+	return args[:i], cr, nil
 }
 
 // listen is the address to serve CMD on: addr when --listen (or its
@@ -213,6 +214,27 @@ func (cr *commandRun) verdict(status int, unused string) error {
 		b.WriteString(sep + unused)
 	}
 	return &exitError{code: status, msg: b.String()}
+}
+
+// syncWriter makes w safe for the proxy's log and CMD's output to share:
+// a file as it is (each write is one system call), anything else behind a
+// lock.
+func syncWriter(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // missList keeps the misses of a run: the first maxListedMisses messages

@@ -88,9 +88,9 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	if cr != nil {
-		cr.placeholders = mode == proxy.ModeReplay
 		c.listen = cr.listen(fs, c.listen)
 		c.quiet = true
+		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
 	}
 	if (c.cassette == "") == (c.cassetteDir == "") {
 		return usagef("llmproxy %s: give exactly one of --cassette and --cassette-dir", name)
