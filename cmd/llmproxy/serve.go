@@ -38,6 +38,7 @@ type serveConfig struct {
 	redactJSON      listFlag
 	adminToken      string
 	logFormat       string
+	quiet           bool // log warnings and errors only
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
@@ -101,7 +102,8 @@ func (c *serveConfig) source(name string) string {
 	return "--" + name
 }
 
-// runServe runs record, replay or auto until a signal or a fatal error.
+// runServe runs record, replay or auto until a signal or a fatal error, or,
+// given `-- CMD [ARG]...`, until CMD exits.
 func runServe(ctx context.Context, name string, args []string, stdout, stderr io.Writer, sig func() (<-chan os.Signal, func())) error {
 	var c serveConfig
 	mode, err := proxy.ParseMode(name)
@@ -109,12 +111,21 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return usagef("%v", err)
 	}
 	c.mode = mode
+	args, cr, err := splitCommand(name, args)
+	if err != nil {
+		return err
+	}
 	fs := c.flags(name, stderr)
 	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	if cr != nil {
+		c.listen = cr.listen(fs, c.listen)
+		c.quiet = true
+		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
 	}
 	if (c.cassette == "") == (c.cassetteDir == "") {
 		return usagef("%s: give exactly one of --cassette and --cassette-dir (or %s, %s)", name, envName("cassette"), envName("cassette-dir"))
@@ -128,6 +139,9 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer cleanup()
+	if cr != nil {
+		cfg.OnMiss = cr.misses.add
+	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
 		return err
@@ -144,8 +158,20 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(stdout, "llmproxy listening on http://%s\n", ln.Addr())
+	listening := stdout
+	if cr != nil {
+		listening = stderr // CMD's stdout is CMD's alone
+	}
+	fmt.Fprintf(listening, "llmproxy listening on http://%s\n", ln.Addr())
 
+	if cr != nil {
+		var unused func() (string, error)
+		if c.failOnUnused {
+			unused = func() (string, error) { return unusedReport(srv) }
+		}
+		return cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
+			func() { shutdown(hs, ch, c.shutdownTimeout, cfg.Logger) }, unused)
+	}
 	select {
 	case err := <-served:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -158,15 +184,25 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		shutdown(hs, ch, c.shutdownTimeout, cfg.Logger)
 	}
 	if c.failOnUnused {
-		unused, err := srv.AllUnused()
+		report, err := unusedReport(srv)
 		if err != nil {
 			return err
 		}
-		if len(unused) > 0 {
-			return &exitError{code: 3, msg: describeUnused(unused)}
+		if report != "" {
+			return &exitError{code: 3, msg: report}
 		}
 	}
 	return nil
+}
+
+// unusedReport lists the interactions srv never served, or is "" when it
+// served them all.
+func unusedReport(srv *proxy.Server) (string, error) {
+	unused, err := srv.AllUnused()
+	if err != nil || len(unused) == 0 {
+		return "", err
+	}
+	return describeUnused(unused), nil
 }
 
 // shutdown drains requests in flight for at most timeout; a second signal
@@ -233,7 +269,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
 	}
 	var err error
-	if cfg.Logger, err = newLogger(c.logFormat, stderr); err != nil {
+	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
 		return cfg, nil, usagef("%s %q: want text or json", c.source("log-format"), c.logFormat)
 	}
 	if c.mode != proxy.ModeRecord {
@@ -318,12 +354,18 @@ func parseUpstreams(from string, values []string) (map[string]*url.URL, *url.URL
 	return ups, def, nil
 }
 
-func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+// newLogger logs to w in format (text or json); quiet drops the Info lines,
+// one per request, and keeps warnings and errors.
+func newLogger(format string, w io.Writer, quiet bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{}
+	if quiet {
+		opts.Level = slog.LevelWarn
+	}
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("log format %q: want text or json", format)
 }
