@@ -34,7 +34,7 @@ func matcher() (*match.Matcher, *cassette.Redactor, error) {
 func interaction(reqBody []byte, resp cassette.Response) *cassette.Interaction {
 	kind := wire.Detect(http.MethodPost, chatPath)
 	return &cassette.Interaction{
-		Upstream:   proxy.DefaultUpstreamName,
+		Upstream:   cassette.DefaultUpstream,
 		Provider:   kind.Provider(),
 		Kind:       string(kind),
 		RecordedAt: recordedAt,

@@ -12,13 +12,27 @@ import (
 	"github.com/llmproxy/llmproxy/wire"
 )
 
+// DefaultUpstream is the Upstream of an interaction whose request came on a
+// path that named no upstream.
+const DefaultUpstream = "default"
+
+// ProxyPath is the path a request with this upstream name and
+// upstream-relative path was sent to the proxy on: "/NAME" then path, or
+// path alone for DefaultUpstream.
+func ProxyPath(upstream, path string) string {
+	if upstream == DefaultUpstream {
+		return path
+	}
+	return "/" + upstream + path
+}
+
 // Interaction is one recorded request and its complete response.
 type Interaction struct {
 	// ID is the interaction's ordinal in the cassette, from 1. It is stable:
 	// nothing renumbers a cassette except scrub and import, which keep order.
 	ID uint64 `json:"id"`
 	// Upstream is the routing name the request came through ("openai",
-	// "anthropic", "gemini", a --upstream NAME, or "default").
+	// "anthropic", "gemini", a --upstream NAME, or DefaultUpstream).
 	Upstream string `json:"upstream"`
 	// Provider is the provider the API kind belongs to, "" for generic HTTP.
 	Provider string `json:"provider,omitempty"`

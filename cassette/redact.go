@@ -8,6 +8,8 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/llmproxy/llmproxy/internal/hop"
 )
 
 // Redacted replaces a secret's value.
@@ -22,18 +24,13 @@ var DefaultSecretHeaders = []string{
 // DefaultSecretQuery are the query parameters that carry credentials.
 var DefaultSecretQuery = []string{"key"}
 
-// droppedRequestHeaders describe the connection, not the request.
-var droppedRequestHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Accept-Encoding",
-}
+// droppedRequestHeaders describe the connection, not the request, besides
+// the hop-by-hop headers.
+var droppedRequestHeaders = []string{"Content-Length", "Accept-Encoding"}
 
-// droppedResponseHeaders describe the recorded connection or carry secrets;
-// replay computes its own framing headers.
-var droppedResponseHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Content-Encoding", "Set-Cookie", "Set-Cookie2",
-}
+// droppedResponseHeaders describe the recorded connection or carry secrets,
+// besides the hop-by-hop headers; replay computes its own framing headers.
+var droppedResponseHeaders = []string{"Content-Length", "Content-Encoding", "Set-Cookie", "Set-Cookie2"}
 
 // Redactor removes secrets from interactions. The zero value is not useful;
 // build one with NewRedactor.
@@ -80,7 +77,7 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
-		if contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") {
+		if hop.IsHeader(k) || contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") {
 			continue
 		}
 		if r.headers[k] {
@@ -98,7 +95,7 @@ func ResponseHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
-		if contains(droppedResponseHeaders, k) {
+		if hop.IsHeader(k) || contains(droppedResponseHeaders, k) {
 			continue
 		}
 		out[k] = append([]string(nil), vs...)

@@ -1,4 +1,6 @@
-// Package match turns requests into match keys and explains misses.
+// Package match decides when two requests are the same: it reads the rules
+// that say what to compare (a rules file, LoadRules), turns requests into
+// match keys, and explains misses.
 //
 // Two requests match when their method, upstream name, path, query (in any
 // order) and body are equal, where a JSON body is compared as a JSON value

@@ -17,6 +17,7 @@ var (
 	// cannot be compared in bounded time and memory, so the request is
 	// refused. The proxy answers it with a 400.
 	ErrNumberRange = jsonvalue.ErrNumberRange
-	// ErrBadRule means an ignore or header rule cannot be used.
+	// ErrBadRule means an ignore or header rule, or a rules file, cannot be
+	// used.
 	ErrBadRule = errors.New("bad match rule")
 )

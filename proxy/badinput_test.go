@@ -156,8 +156,9 @@ func jsonOffset(body string) int64 {
 	return -1
 }
 
-// TestBadRequests sends every bad request of SPEC §8 that a client can send
-// to a proxy in each mode. Each gets a clear error in the provider's shape
+// TestBadRequests sends every bad request a client can send to a proxy
+// (malformed JSON, a body over --max-body, a bad cassette name, …) in each
+// mode. Each gets a clear error in the provider's shape
 // (naming the byte offset of a JSON error, the --max-body limit, or the API
 // endpoints), reaches no upstream, leaves the cassette file byte for byte as
 // it was, and the proxy serves the next request.

@@ -31,7 +31,7 @@ func (s *Server) fixtureMatch(x *exchange) []uint64 {
 	if err != nil {
 		return nil
 	}
-	ids, err := x.tape.lookup(key)
+	ids, err := x.tape.index.lookup(key)
 	if err != nil {
 		return nil
 	}

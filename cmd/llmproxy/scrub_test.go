@@ -115,7 +115,7 @@ func (rp *scrubProxy) Close() {
 
 // unused stops serving, waiting for every handler to finish, and returns
 // the interactions the proxy did not consume.
-func (rp *scrubProxy) unused(t *testing.T) map[string][]proxy.Summary {
+func (rp *scrubProxy) unused(t *testing.T) map[string][]cassette.Summary {
 	t.Helper()
 	rp.srv.Close()
 	u, err := rp.p.AllUnused()

@@ -99,7 +99,7 @@ func Upstream(name, rawURL string) Option {
 func Rules(r match.Rules) Option { return func(o *options) { o.rules = append(o.rules, r) } }
 
 // RulesFile adds the match rules of a JSON rules file, as llmproxy's --rules
-// flag reads it (see proxy.LoadRules).
+// flag reads it (see match.LoadRules).
 func RulesFile(path string) Option {
 	return func(o *options) { o.rulesFiles = append(o.rulesFiles, path) }
 }
@@ -230,13 +230,13 @@ func start(path string, onMiss func(string), opts []Option) (*Proxy, error) {
 	}
 	rules := o.rules
 	for _, f := range o.rulesFiles {
-		r, err := proxy.LoadRules(f)
+		r, err := match.LoadRules(f)
 		if err != nil {
 			return nil, err
 		}
 		rules = append(rules, r)
 	}
-	if cfg.Matcher, err = proxy.NewMatcher(proxy.MergeRules(rules...), cfg.Redactor); err != nil {
+	if cfg.Matcher, err = proxy.NewMatcher(match.MergeRules(rules...), cfg.Redactor); err != nil {
 		return nil, err
 	}
 	if p.c, err = p.open(); err != nil {
@@ -263,7 +263,7 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		u, err := parseURL(o.upstreams[name])
+		u, err := proxy.ParseUpstreamURL(o.upstreams[name])
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream %s: %w", name, err)
 		}
@@ -271,24 +271,13 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	}
 	def := ups["openai"]
 	if o.defaultURL != "" {
-		u, err := parseURL(o.defaultURL)
+		u, err := proxy.ParseUpstreamURL(o.defaultURL)
 		if err != nil {
 			return nil, nil, fmt.Errorf("default upstream: %w", err)
 		}
 		def = u
 	}
 	return ups, def, nil
-}
-
-func parseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an http(s) URL", raw)
-	}
-	return u, nil
 }
 
 // open opens the cassette for the mode: read-only in replay (it must
@@ -373,7 +362,7 @@ func (p *Proxy) Log() ([]proxy.LogEntry, error) {
 }
 
 // Unused lists the recorded interactions not served so far.
-func (p *Proxy) Unused() ([]proxy.Summary, error) {
+func (p *Proxy) Unused() ([]cassette.Summary, error) {
 	all, err := p.srv.AllUnused()
 	if err != nil {
 		return nil, err
@@ -431,11 +420,7 @@ func (p *Proxy) unusedError() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cassette %s: %d recorded interaction(s) never served (the code made fewer calls than when it was recorded; proxytest.AllowUnused() accepts that):", p.path, len(unused))
 	for _, s := range unused {
-		path := s.Path
-		if s.Upstream != proxy.DefaultUpstreamName {
-			path = "/" + s.Upstream + s.Path
-		}
-		fmt.Fprintf(&b, "\n  interaction %d: %s %s", s.ID, s.Method, path)
+		fmt.Fprintf(&b, "\n  interaction %d: %s %s", s.ID, s.Method, cassette.ProxyPath(s.Upstream, s.Path))
 		for _, c := range s.ToolCalls {
 			fmt.Fprintf(&b, "\n    tool call %s %s(%s)", c.ID, c.Name, c.Arguments)
 		}
