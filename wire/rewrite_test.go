@@ -383,8 +383,13 @@ func TestSetToolResult(t *testing.T) {
 					t.Errorf("result %d = %+v, want %+v", i, r, want)
 				}
 			}
-			if !reflect.DeepEqual(after.ToolCalls, before.ToolCalls) || !reflect.DeepEqual(after.Turns, before.Turns) {
+			if !reflect.DeepEqual(after.ToolCalls, before.ToolCalls) || !reflect.DeepEqual(roles(after.Turns), roles(before.Turns)) {
 				t.Error("calls or turns changed")
+			}
+			for i, turn := range after.Turns {
+				if !strings.HasPrefix(tt.path, turn.Path+".") && turn.Text != before.Turns[i].Text {
+					t.Errorf("turn %s: text %q became %q", turn.Path, before.Turns[i].Text, turn.Text)
+				}
 			}
 		})
 	}
