@@ -81,8 +81,8 @@ type Request struct {
 type Pending struct {
 	Delivery
 
-	e     *Engine
-	conv  *conversation
+	e        *Engine
+	conv     *conversation
 	step     int
 	calls    []wire.ToolCall
 	defaults map[string]int // the default-id counts once this answer is delivered
