@@ -104,12 +104,15 @@ func compile(s *Scenario) (*program, ErrorList) {
 	for i := range s.Steps {
 		prog.steps[i] = compileStep(&p, prog, i, ids[i], &s.Steps[i], used)
 	}
+	linked := true
 	for i, st := range s.Steps {
-		linkStep(&p, prog, i, &st)
+		linked = linkStep(&p, prog, i, &st) && linked
 	}
-	for _, i := range unreachable(prog.steps) {
-		p.add(stepLoc(i, ids[i]), "no path from the first step reaches this step")
-		p.last().rule = ruleUnreachable
+	if linked { // with a then naming no step, what is reachable is a guess
+		for _, i := range unreachable(prog.steps) {
+			p.add(stepLoc(i, ids[i]), "no path from the first step reaches this step")
+			p.last().rule = ruleUnreachable
+		}
 	}
 	for _, f := range s.Fixtures {
 		if !used[f.Name] {
@@ -415,8 +418,9 @@ func canonicalArgs(args []byte) []byte {
 	return canon
 }
 
-// linkStep resolves a step's then list, or its default, to step numbers.
-func linkStep(p *problems, prog *program, i int, st *Step) {
+// linkStep resolves a step's then list, or its default, to step numbers. It
+// reports whether every id named a step.
+func linkStep(p *problems, prog *program, i int, st *Step) bool {
 	cs := &prog.steps[i]
 	l := stepLoc(i, cs.id)
 	switch {
@@ -425,27 +429,31 @@ func linkStep(p *problems, prog *program, i int, st *Step) {
 			p.add(l.key("then"), "a complete step has no then: the conversation ends there")
 		}
 		cs.ended = true
+		return true
 	case st.Then == nil:
 		if i+1 < len(prog.steps) {
 			cs.next = []int{i + 1}
 		} else {
 			cs.ended = true
 		}
-	default:
-		for k, id := range st.Then {
-			j, ok := prog.index[id]
-			if !ok {
-				tl := l.key("then")
-				if len(st.Then) > 1 {
-					tl = tl.index(k)
-				}
-				p.add(tl, "no step is named %q", id)
-				continue
-			}
-			cs.next = append(cs.next, j)
-		}
-		cs.ended = len(cs.next) == 0
+		return true
 	}
+	linked := true
+	for k, id := range st.Then {
+		j, ok := prog.index[id]
+		if !ok {
+			tl := l.key("then")
+			if len(st.Then) > 1 {
+				tl = tl.index(k)
+			}
+			p.add(tl, "no step is named %q", id)
+			linked = false
+			continue
+		}
+		cs.next = append(cs.next, j)
+	}
+	cs.ended = len(cs.next) == 0
+	return linked
 }
 
 // unreachable returns the steps that no path from the first step reaches, in

@@ -50,7 +50,7 @@ func Load(path string) (*Scenario, error) {
 // it also is), and checks it as Load does. file names it in errors, and its
 // base name up to the first dot is the scenario's default name.
 func Parse(file string, data []byte) (*Scenario, error) {
-	d := &decoder{file: file, lines: map[string]int{}}
+	d := &decoder{file: file}
 	s := d.parse(data)
 	if _, errs := compile(s); errs != nil {
 		d.errs = append(d.errs, d.independent(errs)...)
@@ -104,7 +104,7 @@ var stepPointer = regexp.MustCompile(`^(/steps/[0-9]+)(.*)$`)
 // element and every problem.
 type decoder struct {
 	file  string
-	lines map[string]int // JSON Pointer → line
+	root  *yaml.Node // the document's root, to find the line of a pointer
 	errs  ErrorList
 	nodes int
 }
@@ -118,18 +118,55 @@ func (d *decoder) errorAt(n *yaml.Node, l loc, format string, args ...any) {
 	d.errs = append(d.errs, &Error{Line: line, Where: l.where(), Message: fmt.Sprintf(format, args...), ptr: l.ptr})
 }
 
-// line finds the line of a pointer, or of its nearest ancestor in the file.
+// line finds the line of a JSON Pointer in the document (the line of a
+// mapping's key, or of a list's element), or of the nearest element on its
+// way that the document has.
 func (d *decoder) line(ptr string) int {
-	for {
-		if n, ok := d.lines[ptr]; ok {
-			return n
-		}
-		i := strings.LastIndexByte(ptr, '/')
-		if i < 0 {
-			return 1
-		}
-		ptr = ptr[:i]
+	if d.root == nil {
+		return 1
 	}
+	n, line := d.root, d.root.Line
+	segs := strings.Split(ptr, "/")[1:]
+	for steps := 0; len(segs) > 0 && n != nil && steps < 4*maxDepth; steps++ {
+		seg := strings.ReplaceAll(strings.ReplaceAll(segs[0], "~1", "/"), "~0", "~")
+		for n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n == nil {
+			break
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			k := -1
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == seg {
+					k = i
+					break
+				}
+			}
+			if k < 0 {
+				return line
+			}
+			n, line = n.Content[k+1], n.Content[k].Line
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(seg)
+			switch {
+			case err == nil && i >= 0 && i < len(n.Content):
+				n, line = n.Content[i], n.Content[i].Line
+			case len(n.Content) == 1:
+				// A list of one stands for its element (a tool-result given
+				// as a list of one): the segment applies to the element.
+				n = n.Content[0]
+				continue
+			default:
+				return line
+			}
+		default:
+			return line
+		}
+		segs = segs[1:]
+	}
+	return line
 }
 
 func (d *decoder) parse(data []byte) *Scenario {
@@ -157,7 +194,7 @@ func (d *decoder) parse(data []byte) *Scenario {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	d.lines[""] = root.Line
+	d.root = root
 	d.scenario(root, s)
 	return s
 }
@@ -252,7 +289,6 @@ func (d *decoder) mapping(n *yaml.Node, l loc, what string, allowed ...string) m
 			}
 			continue
 		}
-		d.lines[kl.ptr] = k.Line
 		out[k.Value] = entry{k, v}
 	}
 	return out
@@ -319,7 +355,11 @@ func (d *decoder) str(e entry, l loc) (string, bool) {
 		return "", false
 	}
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		d.errorAt(n, l, "a string, not %s (quote it)", describe(n))
+		hint := ""
+		if n.Kind == yaml.ScalarNode {
+			hint = " (quote it)"
+		}
+		d.errorAt(n, l, "a string, not %s%s", describe(n), hint)
 		return "", false
 	}
 	return n.Value, true
@@ -371,14 +411,13 @@ func (d *decoder) duration(e entry, l loc) time.Duration {
 	return v
 }
 
-// value reads any YAML value as canonical JSON (see presets.Canonical),
-// noting the line of every element.
+// value reads any YAML value as canonical JSON (see presets.Canonical).
 func (d *decoder) value(e entry, l loc) json.RawMessage {
-	var b bytes.Buffer
-	if !d.writeJSON(&b, e.value, l, 0) {
+	w := jsonWriter{d: d, base: l}
+	if !w.write(e.value, 0) {
 		return nil
 	}
-	canon, err := presets.Canonical(b.Bytes())
+	canon, err := presets.Canonical(w.b.Bytes())
 	if err != nil {
 		d.errorAt(e.value, l, "not a JSON value: %v", err)
 		return nil
@@ -386,81 +425,106 @@ func (d *decoder) value(e entry, l loc) json.RawMessage {
 	return canon
 }
 
-func (d *decoder) writeJSON(b *bytes.Buffer, n *yaml.Node, l loc, depth int) bool {
-	n = d.resolve(n)
+// jsonWriter writes a YAML value as JSON. It keeps the path to the element
+// it is at, and makes it a loc only for an error.
+type jsonWriter struct {
+	d    *decoder
+	base loc
+	b    bytes.Buffer
+	path []any // keys (string) and indexes (int) below base
+}
+
+func (w *jsonWriter) at() loc {
+	l := w.base
+	for _, p := range w.path {
+		if k, ok := p.(string); ok {
+			l = l.key(k)
+		} else {
+			l = l.index(p.(int))
+		}
+	}
+	return l
+}
+
+func (w *jsonWriter) write(n *yaml.Node, depth int) bool {
+	n = w.d.resolve(n)
 	if n == nil {
 		return false
 	}
-	d.lines[l.ptr] = n.Line
 	if depth > maxDepth {
-		d.errorAt(n, l, "nested deeper than %d", maxDepth)
+		w.d.errorAt(n, w.at(), "nested deeper than %d", maxDepth)
 		return false
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		b.WriteByte('{')
+		w.b.WriteByte('{')
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := d.resolve(n.Content[i])
+			k := w.d.resolve(n.Content[i])
 			if k == nil || k.Kind != yaml.ScalarNode {
-				d.errorAt(n, l, "a JSON object's keys are strings")
+				w.d.errorAt(n, w.at(), "a JSON object's keys are strings")
 				return false
 			}
 			if i > 0 {
-				b.WriteByte(',')
+				w.b.WriteByte(',')
 			}
 			key, _ := json.Marshal(k.Value)
-			b.Write(key)
-			b.WriteByte(':')
-			if !d.writeJSON(b, n.Content[i+1], l.key(k.Value), depth+1) {
+			w.b.Write(key)
+			w.b.WriteByte(':')
+			w.path = append(w.path, k.Value)
+			ok := w.write(n.Content[i+1], depth+1)
+			w.path = w.path[:len(w.path)-1]
+			if !ok {
 				return false
 			}
 		}
-		b.WriteByte('}')
+		w.b.WriteByte('}')
 	case yaml.SequenceNode:
-		b.WriteByte('[')
+		w.b.WriteByte('[')
 		for i, c := range n.Content {
 			if i > 0 {
-				b.WriteByte(',')
+				w.b.WriteByte(',')
 			}
-			if !d.writeJSON(b, c, l.index(i), depth+1) {
+			w.path = append(w.path, i)
+			ok := w.write(c, depth+1)
+			w.path = w.path[:len(w.path)-1]
+			if !ok {
 				return false
 			}
 		}
-		b.WriteByte(']')
+		w.b.WriteByte(']')
 	case yaml.ScalarNode:
-		return d.writeScalar(b, n, l)
+		return w.scalar(n)
 	default:
-		d.errorAt(n, l, "not a JSON value")
+		w.d.errorAt(n, w.at(), "not a JSON value")
 		return false
 	}
 	return true
 }
 
-func (d *decoder) writeScalar(b *bytes.Buffer, n *yaml.Node, l loc) bool {
+func (w *jsonWriter) scalar(n *yaml.Node) bool {
 	switch n.ShortTag() {
 	case "!!null":
-		b.WriteString("null")
+		w.b.WriteString("null")
 	case "!!bool":
-		b.WriteString(n.Value)
+		w.b.WriteString(n.Value)
 	case "!!int", "!!float":
 		if json.Valid([]byte(n.Value)) {
-			b.WriteString(n.Value) // a JSON number: kept as written
+			w.b.WriteString(n.Value) // a JSON number: kept as written
 			return true
 		}
 		var v any
-		if err := n.Decode(&v); err != nil {
-			d.errorAt(n, l, "%s is not a number JSON can hold", n.Value)
-			return false
+		out, err := []byte(nil), n.Decode(&v)
+		if err == nil {
+			out, err = json.Marshal(v)
 		}
-		out, err := json.Marshal(v)
 		if err != nil {
-			d.errorAt(n, l, "%s is not a number JSON can hold", n.Value)
+			w.d.errorAt(n, w.at(), "%s is not a number JSON can hold", n.Value)
 			return false
 		}
-		b.Write(out)
+		w.b.Write(out)
 	default:
 		out, _ := json.Marshal(n.Value)
-		b.Write(out)
+		w.b.Write(out)
 	}
 	return true
 }
@@ -473,7 +537,7 @@ func (d *decoder) scenario(root *yaml.Node, s *Scenario) {
 	}
 	if e, ok := m["version"]; ok {
 		if v, ok := d.integer(e, top.key("version"), 0); ok && v != 1 {
-			d.errorAt(e.value, top.key("version"), "version %d is not known; this llmproxy reads version 1", v)
+			d.errorAt(e.value, top.key("version"), "%d is not a known version; this llmproxy reads version 1", v)
 		}
 	}
 	if e, ok := m["name"]; ok {
@@ -517,7 +581,6 @@ func (d *decoder) fixtures(e entry, s *Scenario) {
 			continue // reported by mapping
 		}
 		l := fixtureLoc(name)
-		d.lines[l.ptr] = fe.key.Line
 		fm := d.mapping(fe.value, l, "a fixture", "preset", "id", "arguments", "result", "error", "delay")
 		if fm == nil {
 			continue
@@ -589,7 +652,6 @@ func (d *decoder) step(n *yaml.Node, i int) Step {
 		id = "step-" + strconv.Itoa(i+1)
 	}
 	l := stepLoc(i, id)
-	d.lines[l.ptr] = n.Line
 	m := d.mapping(n, l, "a step", "id", "when", "respond", "then", "complete")
 	if m == nil {
 		return st
@@ -632,7 +694,6 @@ func (d *decoder) then(e entry, l loc) []string {
 	out := []string{}
 	for k, c := range n.Content {
 		cl := l.index(k)
-		d.lines[cl.ptr] = c.Line
 		if s, ok := d.str(entry{value: c}, cl); ok {
 			out = append(out, s)
 		}
@@ -706,7 +767,6 @@ func (d *decoder) toolResults(e entry, l loc) []ToolResultCondition {
 
 func (d *decoder) toolResult(n *yaml.Node, l loc) ToolResultCondition {
 	var tr ToolResultCondition
-	d.lines[l.ptr] = n.Line
 	m := d.mapping(n, l, "a tool-result condition", "fixture", "name", "id", "arguments", "result")
 	if e, ok := m["fixture"]; ok {
 		tr.Fixture, _ = d.str(e, l.key("fixture"))
@@ -756,7 +816,6 @@ func (d *decoder) jsonConds(e entry, l loc) []JSONCondition {
 	var out []JSONCondition
 	for k, c := range n.Content {
 		cl := l.index(k)
-		d.lines[cl.ptr] = c.Line
 		m := d.mapping(c, cl, "a json condition", "path", "equals")
 		if m == nil {
 			continue
@@ -891,7 +950,6 @@ func (d *decoder) calls(e entry, l loc) []CallAnswer {
 	var out []CallAnswer
 	for k, c := range n.Content {
 		cl := l.index(k)
-		d.lines[cl.ptr] = c.Line
 		m := d.mapping(c, cl, "a tool call", "fixture", "preset", "function", "id", "arguments")
 		if m == nil {
 			continue
