@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,22 +35,69 @@ const (
 // Load reads a scenario file, YAML or JSON, and checks it. An invalid file is
 // an ErrorList whose every Error has the file and the line.
 func Load(path string) (*Scenario, error) {
+	s, _, err := load(path)
+	return s, err
+}
+
+// LoadAll loads several scenario files as one server serves them: each is
+// checked, and their names must differ. The error lists every problem of
+// every file.
+func LoadAll(paths ...string) ([]*Scenario, error) {
+	var all []*Scenario
+	var errs ErrorList
+	first := map[string]string{}
+	for _, path := range paths {
+		s, d, err := load(path)
+		var list ErrorList
+		if errors.As(err, &list) {
+			errs = append(errs, list...)
+			continue
+		}
+		if prev, dup := first[s.Name]; dup {
+			errs = append(errs, &Error{File: path, Line: d.line("/name"), Where: "name",
+				Message: fmt.Sprintf("scenario %q is also %s's; name one of them", s.Name, prev)})
+			continue
+		}
+		first[s.Name] = path
+		all = append(all, s)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return all, nil
+}
+
+func load(path string) (*Scenario, *decoder, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, ErrorList{{File: path, Message: err.Error()}}
+		return nil, nil, ErrorList{{File: path, Message: ioMessage(err)}}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, ErrorList{{File: path, Message: err.Error()}}
+		return nil, nil, ErrorList{{File: path, Message: ioMessage(err)}}
 	}
-	return Parse(path, data)
+	return parse(path, data)
+}
+
+// ioMessage is an I/O error without the path it names (the Error has it).
+func ioMessage(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // Parse reads a scenario from data, YAML or JSON (JSON is read as the YAML
 // it also is), and checks it as Load does. file names it in errors, and its
 // base name up to the first dot is the scenario's default name.
 func Parse(file string, data []byte) (*Scenario, error) {
+	s, _, err := parse(file, data)
+	return s, err
+}
+
+func parse(file string, data []byte) (*Scenario, *decoder, error) {
 	d := &decoder{file: file}
 	s := d.parse(data)
 	if _, errs := compile(s); errs != nil {
@@ -62,9 +110,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				e.Line = d.line(e.ptr)
 			}
 		}
-		return nil, d.errs.sorted()
+		return nil, d, d.errs.sorted()
 	}
-	return s, nil
+	return s, d, nil
 }
 
 // independent returns the problems compile found that do not follow from

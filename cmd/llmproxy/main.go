@@ -67,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		err = runDemo(ctx, rest, stdout, stderr)
 	case "presets":
 		return runPresets(ctx, rest, stdout, stderr)
+	case "scenario":
+		err = runScenario(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
