@@ -616,3 +616,76 @@ func TestParallelToolCalls(t *testing.T) {
 		}
 	})
 }
+
+// TestDocsScenarios runs the example scenarios of docs/scenarios through the
+// conversations docs/scenarios.md tells.
+func TestDocsScenarios(t *testing.T) {
+	load := func(name string) *scenario.Engine {
+		s, err := scenario.Load("../docs/scenarios/" + name)
+		return mustEngine(t, s, err)
+	}
+	t.Run("support", func(t *testing.T) {
+		e := load("support.yaml")
+		offer := `,"tools":[{"type":"function","function":{"name":"lookup_order"}},{"type":"function","function":{"name":"web_search"}}]}`
+		ask := func(msgs ...string) scenario.Delivery {
+			return answer(t, e, request(t, "", wire.KindOpenAIChat, strings.TrimSuffix(chat(msgs...), "}")+offer))
+		}
+		if d := ask(user("Hello there")); d.Step != "hello" {
+			t.Fatalf("hello: %q", d.Step)
+		}
+		d := ask(user("Where is my order?"))
+		if d.Step != "order" || d.Answer.ToolCalls[0].ID != "call_lookup_order" || string(d.Answer.ToolCalls[0].Arguments) != `{"order":1042}` {
+			t.Fatalf("order: %+v", d)
+		}
+		callTurn := `{"role":"assistant","tool_calls":[{"id":"call_lookup_order","type":"function","function":{"name":"lookup_order","arguments":"{\"order\": 1042}"}}]}`
+		resultTurn := `{"role":"tool","tool_call_id":"call_lookup_order","content":"{\"status\":\"shipping\"}"}`
+		if d := ask(user("Where is my order?"), callTurn, resultTurn); d.Step != "order-status" {
+			t.Fatalf("order-status: %q", d.Step)
+		}
+		d = ask(user("and my password?"))
+		if d.Step != "account" || d.Answer.ToolCalls[0].Name != "web_search" {
+			t.Fatalf("account: %+v", d)
+		}
+		help := d.Fixtures[0]
+		callTurn = `{"role":"assistant","tool_calls":[{"id":"call_web_search","type":"function","function":{"name":"web_search","arguments":` + quoteJSON(string(help.Call.Arguments)) + `}}]}`
+		resultTurn = `{"role":"tool","tool_call_id":"call_web_search","content":` + quoteJSON(string(help.Result.Content)) + `}`
+		if d := ask(user("and my password?"), callTurn, resultTurn); d.Step != "account-help" {
+			t.Fatalf("account-help: %q", d.Step)
+		}
+		if d := ask(user("no, thanks")); d.Step != "bye" {
+			t.Fatalf("bye: %q", d.Step)
+		}
+		if d := ask(user("hi again")); d.Step != "hello" {
+			t.Errorf("after restart: %q", d.Step)
+		}
+	})
+	t.Run("retry", func(t *testing.T) {
+		e := load("retry.yaml")
+		d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("q"))))
+		if d.Error == nil || d.Error.Status != 429 || d.Error.RetryAfter != time.Second {
+			t.Fatalf("first: %+v", d)
+		}
+		if d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("q")))); d.Answer.Text != "Here is your answer." {
+			t.Errorf("retry: %+v", d)
+		}
+	})
+	t.Run("cut-stream", func(t *testing.T) {
+		e := load("cut-stream.yaml")
+		d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("story"))))
+		if d.CutAfter != 3 || len(d.Stream.Pieces(d.Answer.Text)) != 8 {
+			t.Fatalf("broken: cut %d, %d pieces", d.CutAfter, len(d.Stream.Pieces(d.Answer.Text)))
+		}
+		if d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("story")))); d.Step != "whole" || d.CutAfter != 0 {
+			t.Errorf("whole: %+v", d)
+		}
+	})
+	t.Run("weather", func(t *testing.T) {
+		e := load("weather.yaml")
+		for _, conv := range []string{"a", "b"} {
+			answer(t, e, request(t, conv, wire.KindOpenAIChat, weatherRounds[0].ask))
+			if d := answer(t, e, request(t, conv, wire.KindOpenAIChat, weatherRounds[0].answer)); d.Answer.Text != "Paris is sunny, 21 °C." || d.Answer.ID != "chatcmpl-weather-2" {
+				t.Errorf("conversation %s: %+v", conv, d)
+			}
+		}
+	})
+}
