@@ -70,11 +70,9 @@ func (b *Builder) Step(id string) *StepBuilder {
 // Build checks the scenario and returns it, or an ErrorList of every
 // problem.
 func (b *Builder) Build() (*Scenario, error) {
-	s := b.s
-	s.Fixtures = slices.Clone(s.Fixtures)
-	s.Steps = slices.Clone(s.Steps)
+	s := b.s.clone()
 	errs := slices.Clone(b.errs)
-	if _, found := compile(&s); found != nil {
+	if _, found := compile(s); found != nil {
 		errs = append(errs, found...)
 	}
 	if len(errs) > 0 {
@@ -83,7 +81,7 @@ func (b *Builder) Build() (*Scenario, error) {
 		}
 		return nil, errs
 	}
-	return &s, nil
+	return s, nil
 }
 
 // jsonOf turns a Go value into canonical JSON: a json.RawMessage is taken as

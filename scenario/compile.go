@@ -52,7 +52,8 @@ type ccall struct {
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // compile checks a scenario and returns it ready to answer, or every problem
-// found. It never keeps a reference to s's slices.
+// found. The program shares s's data: give it a copy the caller cannot
+// change.
 func compile(s *Scenario) (*program, ErrorList) {
 	var p problems
 	prog := &program{

@@ -53,7 +53,7 @@ type conversation struct {
 // NewEngine checks a scenario and returns an engine that serves it. An
 // invalid scenario is an ErrorList.
 func NewEngine(s *Scenario) (*Engine, error) {
-	prog, errs := compile(s)
+	prog, errs := compile(s.clone())
 	if errs != nil {
 		return nil, errs.sorted()
 	}

@@ -689,3 +689,23 @@ func TestDocsScenarios(t *testing.T) {
 		}
 	})
 }
+
+// TestEngineKeepsItsCopy: changing a scenario after NewEngine changes
+// nothing the engine answers.
+func TestEngineKeepsItsCopy(t *testing.T) {
+	s, err := scenario.Load("testdata/valid/weather.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := mustEngine(t, s, nil)
+	s.Steps[0].When.LatestUser.Value = "something else"
+	s.Fixtures[0].Call.Arguments[2] = 'X'
+	s.Steps[1].Respond.Text = "changed"
+	d := answer(t, e, request(t, "", wire.KindOpenAIChat, weatherRounds[0].ask))
+	if string(d.Answer.ToolCalls[0].Arguments) != parisArgs {
+		t.Errorf("arguments = %s", d.Answer.ToolCalls[0].Arguments)
+	}
+	if d := answer(t, e, request(t, "", wire.KindOpenAIChat, weatherRounds[0].answer)); d.Answer.Text != "Paris is sunny, 21 °C." {
+		t.Errorf("text = %q", d.Answer.Text)
+	}
+}

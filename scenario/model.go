@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/llmproxy/llmproxy/presets"
@@ -10,8 +12,8 @@ import (
 
 // Scenario is a scripted conversation: what the model answers, step by step.
 // Load reads one from a file and Builder makes one in Go; both give the same
-// value, and the Engine serves it. A Scenario is only read once built: the
-// Engine keeps no reference to it that it changes.
+// value, and the Engine serves it. NewEngine and Builder.Build keep copies:
+// changing a Scenario afterwards changes neither.
 type Scenario struct {
 	// Name names the scenario in response ids, logs and misses. A file's
 	// default is its file name up to the first dot.
@@ -203,4 +205,50 @@ type ErrorAnswer struct {
 type Stream struct {
 	Chunk    int
 	Interval time.Duration
+}
+
+// clone returns a deep copy of s, so that what an Engine or a Builder keeps
+// cannot change when the caller changes s.
+func (s *Scenario) clone() *Scenario {
+	c := *s
+	c.Fixtures = slices.Clone(s.Fixtures)
+	for i := range c.Fixtures {
+		f := &c.Fixtures[i]
+		f.Call.Arguments = bytes.Clone(f.Call.Arguments)
+		f.Result.Content = bytes.Clone(f.Result.Content)
+	}
+	c.Steps = slices.Clone(s.Steps)
+	for i := range c.Steps {
+		st := &c.Steps[i]
+		st.Then = slices.Clone(st.Then)
+		w := &st.When
+		if w.LatestUser != nil {
+			w.LatestUser = new(*w.LatestUser)
+		}
+		if w.System != nil {
+			w.System = new(*w.System)
+		}
+		w.ToolResults = slices.Clone(w.ToolResults)
+		for k := range w.ToolResults {
+			tr := &w.ToolResults[k]
+			tr.Arguments, tr.Result = bytes.Clone(tr.Arguments), bytes.Clone(tr.Result)
+		}
+		w.ToolsOffered = slices.Clone(w.ToolsOffered)
+		w.JSON = slices.Clone(w.JSON)
+		for k := range w.JSON {
+			w.JSON[k].Equals = bytes.Clone(w.JSON[k].Equals)
+		}
+		a := &st.Respond
+		a.ToolCalls = slices.Clone(a.ToolCalls)
+		for k := range a.ToolCalls {
+			a.ToolCalls[k].Arguments = bytes.Clone(a.ToolCalls[k].Arguments)
+		}
+		if a.Usage != nil {
+			a.Usage = new(*a.Usage)
+		}
+		if a.Error != nil {
+			a.Error = new(*a.Error)
+		}
+	}
+	return &c
 }
