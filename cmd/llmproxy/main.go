@@ -49,6 +49,8 @@ func commands() []command {
 			"--in FILE --cassette FILE [--force]", runImport},
 		{"ls", "lists a cassette's interactions, one line each",
 			"--cassette FILE", runLs},
+		{"scenario", "checks scenario files: every problem as FILE:LINE: message",
+			"check FILE...", runScenario},
 		{"presets", "lists the function-tool presets, or prints one preset's JSON Schemas",
 			"[NAME] [--json]", nil},
 		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",
