@@ -26,7 +26,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case "check":
 		return runScenarioCheck(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, scenarioUsage)
+		fmt.Fprint(stderr, scenarioUsage)
 		return nil
 	}
 	fmt.Fprint(stderr, scenarioUsage)
