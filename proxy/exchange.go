@@ -38,6 +38,10 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rt := s.route(r)
 	kind := wire.Detect(r.Method, rt.path)
+	if s.mock != nil {
+		s.serveMock(w, r, start, rt, kind)
+		return
+	}
 	t, err := s.tapes.forRequest(r)
 	if err != nil {
 		s.failTape(w, r, kind, err)

@@ -33,6 +33,12 @@ type LogEntry struct {
 	// Repeat marks a serve of an exhausted recording under
 	// --on-exhausted repeat-last.
 	Repeat bool `json:"repeat,omitempty"`
+	// Scenario, Conversation and Step say, in mock mode, which scenario
+	// served the request, in which conversation, and by which step (Step
+	// is "" on a miss).
+	Scenario     string `json:"scenario,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+	Step         string `json:"step,omitempty"`
 	// Incomplete marks a serve whose client left before the whole response
 	// was delivered; the interaction stays unconsumed for its retry.
 	Incomplete bool `json:"incomplete,omitempty"`

@@ -15,6 +15,9 @@ const (
 	ModeRecord
 	// ModeAuto replays what matches and records what does not.
 	ModeAuto
+	// ModeMock answers from scenarios (Config.Scenarios) and never contacts
+	// an upstream or opens a cassette.
+	ModeMock
 )
 
 // ErrInvalidMode is returned by ParseMode for an unknown name.
@@ -28,6 +31,8 @@ func (m Mode) String() string {
 		return "record"
 	case ModeAuto:
 		return "auto"
+	case ModeMock:
+		return "mock"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
@@ -86,6 +91,9 @@ const (
 	// PaceRecorded reproduces the recorded time to first byte and the gaps
 	// between events.
 	PaceRecorded
+	// PaceScripted, in mock mode, waits the delays and stream intervals the
+	// scenario gives; PaceInstant ignores them.
+	PaceScripted
 )
 
 func (p Pace) String() string {
@@ -94,6 +102,8 @@ func (p Pace) String() string {
 		return "instant"
 	case PaceRecorded:
 		return "recorded"
+	case PaceScripted:
+		return "scripted"
 	}
 	return fmt.Sprintf("Pace(%d)", int(p))
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -60,8 +61,13 @@ type Config struct {
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
 	// OnMiss, when set, is called with the message of every miss in replay
-	// (proxytest fails the test with it). It may be called concurrently.
+	// and mock (proxytest fails the test with it). It may be called
+	// concurrently.
 	OnMiss func(msg string)
+	// Scenarios serve every request in ModeMock, by scenario name (the
+	// X-Llmproxy-Scenario header picks one when there are several). Mock
+	// mode takes no cassette.
+	Scenarios map[string]*scenario.Engine
 }
 
 // Server is an http.Handler that records and replays.
@@ -75,12 +81,13 @@ type Server struct {
 	router    *mux.Router
 	journal   journal
 	tapes     *tapeSet
+	mock      *mockState // ModeMock only
 }
 
 // New checks cfg and builds a Server.
 func New(cfg Config) (*Server, error) {
-	if (cfg.Cassette == nil) == (cfg.CassetteDir == "") {
-		return nil, fmt.Errorf("set exactly one of Cassette and CassetteDir: %w", ErrConfig)
+	if err := checkSources(cfg); err != nil {
+		return nil, err
 	}
 	s := &Server{cfg: cfg}
 	if err := s.setUpstreams(); err != nil {
@@ -93,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	var err error
 	if s.tapes, err = newTapeSet(s.cfg, s.matcher); err != nil {
 		return nil, err
+	}
+	if cfg.Mode == ModeMock {
+		s.mock = newMockState(cfg.Scenarios)
 	}
 	s.router = s.routes()
 	return s, nil
@@ -206,10 +216,16 @@ func (s *Server) routes() *mux.Router {
 	api := r.PathPrefix("/_llmproxy/").Subrouter()
 	api.Use(s.adminAuth)
 	api.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet)
-	api.HandleFunc("/interactions", s.handleInteractions).Methods(http.MethodGet)
 	api.HandleFunc("/log", s.handleLog).Methods(http.MethodGet)
-	api.HandleFunc("/unused", s.handleUnused).Methods(http.MethodGet)
-	api.HandleFunc("/fixtures/{call_id}", s.handleFixture).Methods(http.MethodGet)
+	if s.mock != nil {
+		api.HandleFunc("/interactions", s.handleMockInteractions).Methods(http.MethodGet)
+		api.HandleFunc("/unused", s.handleMockUnused).Methods(http.MethodGet)
+		api.HandleFunc("/fixtures/{call_id}", s.handleMockFixture).Methods(http.MethodGet)
+	} else {
+		api.HandleFunc("/interactions", s.handleInteractions).Methods(http.MethodGet)
+		api.HandleFunc("/unused", s.handleUnused).Methods(http.MethodGet)
+		api.HandleFunc("/fixtures/{call_id}", s.handleFixture).Methods(http.MethodGet)
+	}
 	// gorilla/mux runs no middleware for these: the token guards them too.
 	api.NotFoundHandler = s.adminAuth(http.HandlerFunc(s.handleAPINotFound))
 	api.MethodNotAllowedHandler = s.adminAuth(http.HandlerFunc(s.handleAPINotFound))
