@@ -46,10 +46,19 @@ type mockState struct {
 
 	mu       sync.Mutex
 	fixtures map[string][]byte
+	turns    map[string]*turn // by scenario and conversation, while in use
+}
+
+// turn lets one request of a conversation at a time be answered, so that a
+// client that sends its next request the moment it holds the whole answer
+// meets the conversation moved on.
+type turn struct {
+	sem  chan struct{}
+	refs int
 }
 
 func newMockState(engines map[string]*scenario.Engine) *mockState {
-	m := &mockState{engines: engines, fixtures: map[string][]byte{}}
+	m := &mockState{engines: engines, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
 	for name := range engines {
 		m.names = append(m.names, name)
 	}
@@ -81,6 +90,34 @@ func checkSources(cfg Config) error {
 		return fmt.Errorf("set exactly one of Cassette and CassetteDir: %w", ErrConfig)
 	}
 	return nil
+}
+
+// take waits for the conversation's turn; the returned function ends it.
+// It fails when ctx ends first.
+func (m *mockState) take(ctx context.Context, scenarioName, conv string) (func(), error) {
+	key := scenarioName + "\x00" + conv
+	m.mu.Lock()
+	t, ok := m.turns[key]
+	if !ok {
+		t = &turn{sem: make(chan struct{}, 1)}
+		m.turns[key] = t
+	}
+	t.refs++
+	m.mu.Unlock()
+	drop := func() {
+		m.mu.Lock()
+		if t.refs--; t.refs == 0 {
+			delete(m.turns, key)
+		}
+		m.mu.Unlock()
+	}
+	select {
+	case t.sem <- struct{}{}:
+		return func() { <-t.sem; drop() }, nil
+	case <-ctx.Done():
+		drop()
+		return nil, ctx.Err()
+	}
 }
 
 // engine returns the engine a request names, or the message of a 400.
@@ -184,6 +221,11 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return
 	}
+	done, err := s.mock.take(r.Context(), eng.Name(), x.conv)
+	if err != nil {
+		return // the client left while an earlier request of its conversation was answered
+	}
+	defer done()
 	p, err := eng.Answer(scenario.Request{Conversation: x.conv, Parsed: parsed, Body: body})
 	if err != nil {
 		s.mockMiss(w, x, err)
