@@ -49,6 +49,10 @@ func commands() []command {
 			"--in FILE --cassette FILE [--force]", runImport},
 		{"ls", "lists a cassette's interactions, one line each",
 			"--cassette FILE", runLs},
+		{"mock", "answers each request from scripted scenarios, on every provider's wire, and never contacts a provider",
+			"--scenario FILE [--scenario FILE]... [flags]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				return runMock(ctx, args, stdout, stderr, signals)
+			}},
 		{"scenario", "checks scenario files: every problem as FILE:LINE: message",
 			"check FILE...", runScenario},
 		{"presets", "lists the function-tool presets, or prints one preset's JSON Schemas",

@@ -147,30 +147,51 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer srv.Close()
-	// The handlers are in place before the listening line: a signal sent
-	// the moment after it is a clean shutdown, not the default action.
+	sv := listener{handler: srv, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
+		shutdownTimeout: c.shutdownTimeout, cr: cr}
+	if c.failOnUnused {
+		sv.unused = func() (string, error) { return unusedReport(srv) }
+	}
+	return sv.run(ctx, stdout, stderr, sig)
+}
+
+// listener is a handler to serve until a signal, ctx's end or, with a
+// commandRun, CMD's exit: what every serving command shares once its
+// handler is built.
+type listener struct {
+	handler         http.Handler
+	logger          *slog.Logger
+	listen          string
+	listenFrom      string // --listen or its variable, for errors
+	shutdownTimeout time.Duration
+	cr              *commandRun
+	// unused, when not nil (--fail-on-unused), lists what was never
+	// served, or "" when everything was.
+	unused func() (string, error)
+}
+
+// run listens, prints the listening line and serves. The signal handlers
+// are in place before the listening line: a signal sent the moment after it
+// is a clean shutdown, not the default action.
+func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func() (<-chan os.Signal, func())) error {
 	ch, stop := sig()
 	defer stop()
-	ln, err := net.Listen("tcp", c.listen)
+	ln, err := net.Listen("tcp", sv.listen)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", c.source("listen"), c.listen, err)
+		return fmt.Errorf("%s %s: %w", sv.listenFrom, sv.listen, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	hs := &http.Server{Handler: sv.handler, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(sv.logger.Handler(), slog.LevelWarn)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	listening := stdout
-	if cr != nil {
+	if sv.cr != nil {
 		listening = stderr // CMD's stdout is CMD's alone
 	}
 	fmt.Fprintf(listening, "llmproxy listening on http://%s\n", ln.Addr())
 
-	if cr != nil {
-		var unused func() (string, error)
-		if c.failOnUnused {
-			unused = func() (string, error) { return unusedReport(srv) }
-		}
-		return cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
-			func() { shutdown(hs, ch, c.shutdownTimeout, cfg.Logger) }, unused)
+	if sv.cr != nil {
+		return sv.cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
+			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger) }, sv.unused)
 	}
 	select {
 	case err := <-served:
@@ -178,13 +199,13 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 			return fmt.Errorf("serve %s: %w", ln.Addr(), err)
 		}
 	case <-ctx.Done():
-		shutdown(hs, ch, c.shutdownTimeout, cfg.Logger)
+		shutdown(hs, ch, sv.shutdownTimeout, sv.logger)
 	case s := <-ch:
-		cfg.Logger.Info("shutting down", "signal", s.String())
-		shutdown(hs, ch, c.shutdownTimeout, cfg.Logger)
+		sv.logger.Info("shutting down", "signal", s.String())
+		shutdown(hs, ch, sv.shutdownTimeout, sv.logger)
 	}
-	if c.failOnUnused {
-		report, err := unusedReport(srv)
+	if sv.unused != nil {
+		report, err := sv.unused()
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/scenario"
+)
+
+// mockConfig is what mock is given.
+type mockConfig struct {
+	scenarios       listFlag
+	listen          string
+	pace            string
+	failOnUnused    bool
+	adminToken      string
+	maxBody         int64
+	logFormat       string
+	shutdownTimeout time.Duration
+	fromEnv         map[string]string
+}
+
+func (c *mockConfig) flags(stderr io.Writer) *flag.FlagSet {
+	fs := newFlagSet("mock", stderr)
+	fs.Var(&c.scenarios, "scenario", "scenario `file` (YAML or JSON) to serve (repeatable; X-Llmproxy-Scenario picks one per request)")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
+	fs.StringVar(&c.pace, "pace", "scripted", "`timing`: scripted (the scenario's delays and stream intervals) or instant (none)")
+	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the steps no conversation reached")
+	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
+	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	return fs
+}
+
+// source names a flag as the user gave it.
+func (c *mockConfig) source(name string) string {
+	if v, ok := c.fromEnv[name]; ok {
+		return v
+	}
+	return "--" + name
+}
+
+// runMock serves scenario files until a signal, or, given `-- CMD
+// [ARG]...`, until CMD exits. A file that does not load serves nothing: its
+// problems are listed as FILE:LINE: message and the exit status is 1.
+func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig func() (<-chan os.Signal, func())) error {
+	var c mockConfig
+	args, cr, err := splitCommand("mock", args)
+	if err != nil {
+		return err
+	}
+	fs := c.flags(stderr)
+	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	quiet := false
+	if cr != nil {
+		c.listen = cr.listen(fs, c.listen)
+		quiet = true
+		stderr = syncWriter(stderr)
+	}
+	if len(c.scenarios) == 0 {
+		return usagef("mock: give at least one --scenario FILE (or %s)", envName("scenario"))
+	}
+	cfg := proxy.Config{Mode: proxy.ModeMock, MaxBody: c.maxBody, AdminToken: c.adminToken, Version: version}
+	switch c.pace {
+	case "scripted":
+		cfg.Pace = proxy.PaceScripted
+	case "instant":
+		cfg.Pace = proxy.PaceInstant
+	default:
+		return usagef("%s %q: want scripted or instant", c.source("pace"), c.pace)
+	}
+	if c.maxBody <= 0 {
+		return usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+	}
+	if cfg.Logger, err = newLogger(c.logFormat, stderr, quiet); err != nil {
+		return usagef("%s %q: want text or json", c.source("log-format"), c.logFormat)
+	}
+	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
+		return err
+	}
+	if cfg.Scenarios, err = loadEngines(c.scenarios); err != nil {
+		return err
+	}
+	if cr != nil {
+		cfg.OnMiss = cr.misses.add
+	}
+	srv, err := proxy.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	sv := listener{handler: srv, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
+		shutdownTimeout: c.shutdownTimeout, cr: cr}
+	if c.failOnUnused {
+		sv.unused = func() (string, error) { return unusedSteps(srv.UnusedSteps()), nil }
+	}
+	return sv.run(ctx, stdout, stderr, sig)
+}
+
+// loadEngines loads scenario files as scenario check does; every problem
+// of every file is listed, FILE:LINE: message, in an exit-1 error.
+func loadEngines(files []string) (map[string]*scenario.Engine, error) {
+	all, err := scenario.LoadAll(files...)
+	var list scenario.ErrorList
+	if errors.As(err, &list) {
+		lines := make([]string, len(list))
+		for n, e := range list {
+			lines[n] = e.Error()
+		}
+		return nil, &exitError{code: 1, msg: fmt.Sprintf("mock: %s, nothing served:\n%s", plural(len(list), "problem"), strings.Join(lines, "\n"))}
+	} else if err != nil {
+		return nil, err
+	}
+	engines := map[string]*scenario.Engine{} // LoadAll refuses two files of one name
+	for n, s := range all {
+		e, err := scenario.NewEngine(s)
+		if err != nil {
+			return nil, fmt.Errorf("mock: %s: %w", files[n], err)
+		}
+		engines[s.Name] = e
+	}
+	return engines, nil
+}
+
+// unusedSteps describes the steps never reached, by scenario, or is ""
+// when every step was.
+func unusedSteps(unused map[string][]string) string {
+	if len(unused) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	n := 0
+	for _, steps := range unused {
+		n += len(steps)
+	}
+	fmt.Fprintf(&b, "--fail-on-unused: %s never reached:", plural(n, "step"))
+	names := make([]string, 0, len(unused))
+	for name := range unused {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(&b, "\n  scenario %s: %s", name, strings.Join(unused[name], ", "))
+	}
+	return b.String()
+}
