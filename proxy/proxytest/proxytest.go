@@ -32,6 +32,14 @@
 // auto mode, a recorded interaction never served by the end of the test fails
 // it too (unless AllowUnused): the code under test made fewer calls than when
 // it was recorded.
+//
+// # Scenarios
+//
+// NewScenario (a scenario file) and ServeScenario (a *scenario.Scenario
+// built in Go) serve a script instead of a cassette, as llmproxy mock does:
+// no recording, no provider, no key. A request no step answers fails the
+// test with the step and condition that failed; a step no conversation
+// reached fails it when it ends, unless AllowUnused.
 package proxytest
 
 import (
