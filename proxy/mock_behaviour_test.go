@@ -373,3 +373,44 @@ func TestMockBadRequests(t *testing.T) {
 		t.Errorf("scenario other: %d %s", st, body)
 	}
 }
+
+// After the last step, on-exhausted decides; past max-steps every request
+// is a miss.
+func TestMockExhaustedAndMaxSteps(t *testing.T) {
+	script := func(extra string) string {
+		return "version: 1\nname: two\n" + extra + "steps:\n  - respond: {text: first}\n  - respond: {text: second}\n"
+	}
+	tests := []struct {
+		name, extra string
+		want        []string // the text of each of four answers, or "miss"
+	}{
+		{"reject", "", []string{"first", "second", "miss", "miss"}},
+		{"repeat-last", "on-exhausted: repeat-last\n", []string{"first", "second", "second", "second"}},
+		{"restart", "on-exhausted: restart\n", []string{"first", "second", "first", "second"}},
+		{"max-steps", "on-exhausted: restart\nmax-steps: 3\n", []string{"first", "second", "first", "miss"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := startMock(t, []string{script(tt.extra)})
+			var got []string
+			for range tt.want {
+				st, h, body := m.post("/anthropic/v1/messages", "", `{"model":"claude-sonnet-4-6","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+				switch {
+				case st == 400 && h.Get(proxy.MissHeader) == "1" && strings.Contains(body, "scenario_miss"):
+					got = append(got, "miss")
+				case st == 200:
+					var msg struct{ Content []struct{ Text string } }
+					if err := json.Unmarshal([]byte(body), &msg); err != nil || len(msg.Content) != 1 {
+						t.Fatalf("answer %s: %v", body, err)
+					}
+					got = append(got, msg.Content[0].Text)
+				default:
+					t.Fatalf("%d %s", st, body)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("answers %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -195,5 +196,51 @@ func envLoop(m *mockServer, loop providerLoop) func(context.Context, *http.Clien
 			}
 		}
 		return tr, err
+	}
+}
+
+// parallelScenario calls weather twice in one answer.
+const parallelScenario = `version: 1
+name: twice
+fixtures:
+  paris:
+    preset: weather
+    id: call_paris
+    arguments: {location: Paris, unit: celsius}
+    result: {location: Paris, temperature: 21, unit: celsius, condition: sunny}
+steps:
+  - id: ask
+    respond:
+      tool-calls:
+        - {fixture: paris}
+        - {function: weather, arguments: {location: London}, id: call_london}
+  - id: answer
+    respond: {text: "Both looked up."}
+    complete: true
+`
+
+func TestMockParallelToolCalls(t *testing.T) {
+	m := startMock(t, []string{parallelScenario})
+	want := `[call_paris weather{"location":"Paris","unit":"celsius"} call_london weather{"location":"London"}]`
+	loops := map[string]func(ctx context.Context, hc *http.Client, stream bool) (transcript, error){
+		"openai-go chat": func(ctx context.Context, hc *http.Client, stream bool) (transcript, error) {
+			return openaiGoLoop(ctx, hc, m.srv.URL, weatherPrompt, stream)
+		},
+		"openai-go responses": envLoop(m, responsesLoop),
+		"anthropic-sdk-go":    envLoop(m, anthropicLoop),
+		"ollama":              envLoop(m, ollamaLoop),
+	}
+	for name, run := range loops {
+		for _, stream := range []bool{false, true} {
+			conv := fmt.Sprint(name, stream)
+			tr, err := run(context.Background(), m.client(conv), stream)
+			if err != nil {
+				t.Errorf("%s: %v", conv, err)
+				continue
+			}
+			if got := fmt.Sprint(tr.calls); got != want || tr.answer != "Both looked up." {
+				t.Errorf("%s: saw %v, want calls %s", conv, tr, want)
+			}
+		}
 	}
 }
