@@ -53,8 +53,8 @@ func commands() []command {
 			"--scenario FILE [--scenario FILE]... [flags]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return runMock(ctx, args, stdout, stderr, signals)
 			}},
-		{"scenario", "checks scenario files: every problem as FILE:LINE: message",
-			"check FILE...", runScenario},
+		{"scenario", "checks scenario files (every problem as FILE:LINE: message) and writes one from a cassette",
+			"check FILE... | from-cassette --cassette FILE [--out FILE]", runScenario},
 		{"presets", "lists the function-tool presets, or prints one preset's JSON Schemas",
 			"[NAME] [--json]", nil},
 		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",

@@ -13,6 +13,8 @@ const scenarioUsage = `llmproxy scenario works with scenario files, the scripts 
 
 Usage:
   llmproxy scenario check FILE...   lists every problem of the files as FILE:LINE: message
+  llmproxy scenario from-cassette --cassette FILE [--out FILE]
+                                    writes a scenario that answers the cassette's recorded conversations
 
 `
 
@@ -25,6 +27,8 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch args[0] {
 	case "check":
 		return runScenarioCheck(ctx, args[1:], stdout, stderr)
+	case "from-cassette":
+		return runScenarioFromCassette(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stderr, scenarioUsage)
 		return nil

@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"go.yaml.in/yaml/v4"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/fixture"
+	"github.com/llmproxy/llmproxy/scenario"
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// The scenario file as from-cassette writes it: the keys of the format, in
+// its order.
+type (
+	fileScenario struct {
+		Version  int                    `yaml:"version"`
+		Name     string                 `yaml:"name"`
+		Fixtures map[string]fileFixture `yaml:"fixtures,omitempty"`
+		Steps    []fileStep             `yaml:"steps"`
+	}
+	fileFixture struct {
+		Preset    string `yaml:"preset"`
+		ID        string `yaml:"id"`
+		Arguments any    `yaml:"arguments"`
+		Result    any    `yaml:"result,omitempty"`
+		Error     any    `yaml:"error,omitempty"`
+	}
+	fileStep struct {
+		ID      string      `yaml:"id"`
+		When    *fileWhen   `yaml:"when,omitempty"`
+		Respond fileRespond `yaml:"respond"`
+		Then    []string    `yaml:"then,omitempty"`
+	}
+	fileWhen struct {
+		LatestUser map[string]string `yaml:"latest-user,omitempty"`
+		ToolResult []fileResult      `yaml:"tool-result,omitempty"`
+	}
+	fileResult struct {
+		Fixture string `yaml:"fixture,omitempty"`
+		Name    string `yaml:"name,omitempty"`
+		ID      string `yaml:"id,omitempty"`
+	}
+	fileRespond struct {
+		Text      string     `yaml:"text,omitempty"`
+		Reasoning string     `yaml:"reasoning,omitempty"`
+		ToolCalls []fileCall `yaml:"tool-calls,omitempty"`
+		Error     *fileError `yaml:"error,omitempty"`
+	}
+	fileCall struct {
+		Fixture   string `yaml:"fixture,omitempty"`
+		Function  string `yaml:"function,omitempty"`
+		Arguments any    `yaml:"arguments,omitempty"`
+		ID        string `yaml:"id,omitempty"`
+	}
+	fileError struct {
+		Status  int    `yaml:"status"`
+		Message string `yaml:"message"`
+	}
+)
+
+// cassetteConv is one recorded conversation: its steps, and what the next
+// request of it starts with.
+type cassetteConv struct {
+	steps      []int             // indexes into the scenario's steps
+	turns      []json.RawMessage // the last request's turns, compacted
+	responseID string            // the last answer's Responses id
+	calls      map[string]bool   // the last answer's call ids
+}
+
+// responsesID finds a Responses answer's id in its recorded bytes.
+var responsesID = regexp.MustCompile(`"id"\s*:\s*"(resp_[^"]+)"`)
+
+// runScenarioFromCassette writes a scenario that answers a cassette's
+// recorded conversations as they were answered.
+func runScenarioFromCassette(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("scenario from-cassette", stderr)
+	path := fs.String("cassette", "", "cassette `file` to convert")
+	out := fs.String("out", "", "scenario `file` to write (default: stdout)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
+	}
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *path == "" {
+		return usagef("scenario from-cassette: --cassette is required")
+	}
+	c, err := cassette.Open(*path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	name := strings.SplitN(filepath.Base(*path), ".", 2)[0]
+	s, err := fromCassette(c, name)
+	if err != nil {
+		return fmt.Errorf("scenario from-cassette %s: %w", *path, err)
+	}
+	text, err := yaml.Marshal(s)
+	if err != nil {
+		return err
+	}
+	text = append([]byte("# Written by llmproxy scenario from-cassette from "+filepath.Base(*path)+"; edit freely.\n"), text...)
+	// What is written must load as mock loads it.
+	if _, err := scenario.Parse(cmp(*out, "from-cassette.yaml"), text); err != nil {
+		return fmt.Errorf("scenario from-cassette %s: the scenario written does not check: %w", *path, err)
+	}
+	if *out == "" {
+		_, err = stdout.Write(text)
+		return err
+	}
+	return os.WriteFile(*out, text, 0o644)
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// fromCassette turns a cassette's chat interactions into a scenario: one
+// step per recorded answer, chained within each conversation (a request
+// that continues an earlier one's history, or names its answer by
+// previous_response_id), and each conversation's last step leading to the
+// first step of every conversation (the next recorded first), so that the
+// recorded conversations may come again in any order.
+func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
+	s := &fileScenario{Version: 1, Name: name, Fixtures: map[string]fileFixture{}}
+	var convs []*cassetteConv
+	err := c.ForEach(func(i *cassette.Interaction) error {
+		kind := wire.Kind(i.Kind)
+		switch kind {
+		case wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama:
+		default:
+			return nil
+		}
+		path := i.Request.Path
+		if i.Request.Query != "" {
+			path += "?" + i.Request.Query
+		}
+		body := []byte(i.Request.Body)
+		req, err := wire.ParseRequest(kind, path, body)
+		if err != nil {
+			return fmt.Errorf("interaction %d: %w", i.ID, err)
+		}
+		turns := compactTurns(req, body)
+		conv := continued(convs, turns, gjson.GetBytes(body, "previous_response_id").String())
+		step := fileStep{ID: fmt.Sprintf("i%d", i.ID)}
+		step.When = when(c, s, req, conv)
+		resp := i.Response.Bytes()
+		if i.Response.Status >= 400 {
+			step.Respond.Error = &fileError{Status: i.Response.Status, Message: errorMessage(resp)}
+		} else {
+			r, err := wire.ParseResponse(kind, i.Response.WireFraming(), resp)
+			if err != nil {
+				return fmt.Errorf("interaction %d: %w", i.ID, err)
+			}
+			step.Respond = respond(c, s, r)
+		}
+		if conv == nil {
+			conv = &cassetteConv{}
+			convs = append(convs, conv)
+		}
+		conv.steps = append(conv.steps, len(s.Steps))
+		conv.turns = turns
+		conv.responseID = ""
+		if m := responsesID.FindSubmatch(resp); m != nil {
+			conv.responseID = string(m[1])
+		}
+		conv.calls = map[string]bool{}
+		for _, tc := range step.Respond.ToolCalls {
+			conv.calls[tc.ID] = true
+		}
+		s.Steps = append(s.Steps, step)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Steps) == 0 {
+		return nil, fmt.Errorf("no chat interaction to convert")
+	}
+	for k, conv := range convs {
+		for n, at := range conv.steps {
+			if n+1 < len(conv.steps) {
+				s.Steps[at].Then = []string{s.Steps[conv.steps[n+1]].ID}
+				continue
+			}
+			// The conversations recorded after this one first, then the
+			// earlier ones: played in the recorded order, each meets its own.
+			for j := range convs {
+				next := convs[(k+1+j)%len(convs)]
+				s.Steps[at].Then = append(s.Steps[at].Then, s.Steps[next.steps[0]].ID)
+			}
+		}
+	}
+	if len(s.Fixtures) == 0 {
+		s.Fixtures = nil
+	}
+	return s, nil
+}
+
+// compactTurns returns a request's turns as compact JSON, for comparing
+// histories.
+func compactTurns(req wire.Request, body []byte) []json.RawMessage {
+	out := make([]json.RawMessage, 0, len(req.Turns))
+	for _, t := range req.Turns {
+		var b bytes.Buffer
+		if err := json.Compact(&b, t.Raw(body)); err != nil {
+			b.Reset()
+			b.Write(t.Raw(body))
+		}
+		out = append(out, b.Bytes())
+	}
+	return out
+}
+
+// continued returns the conversation a request continues: the latest one
+// whose last request's turns begin this one's, or whose last answer's id is
+// previous; nil for a new conversation.
+func continued(convs []*cassetteConv, turns []json.RawMessage, previous string) *cassetteConv {
+	for n := len(convs) - 1; n >= 0; n-- {
+		c := convs[n]
+		if previous != "" && c.responseID == previous {
+			return c
+		}
+		if previous == "" && len(c.turns) > 0 && len(c.turns) < len(turns) && prefix(c.turns, turns) {
+			return c
+		}
+	}
+	return nil
+}
+
+func prefix(a, b []json.RawMessage) bool {
+	for n := range a {
+		if !bytes.Equal(a[n], b[n]) {
+			return false
+		}
+	}
+	return true
+}
+
+// when is a step's condition: the tool results of the request's latest turn
+// that answer the conversation's last calls (by fixture where the cassette
+// holds one), else the latest user text.
+func when(c *cassette.Cassette, s *fileScenario, req wire.Request, conv *cassetteConv) *fileWhen {
+	var results []fileResult
+	last := false
+	if n := len(req.Turns); n > 0 {
+		switch t := req.Turns[n-1]; t.Role {
+		case "tool", "function", "function_call_output":
+			last = true
+		default:
+			last = t.Text == ""
+		}
+	}
+	for _, r := range req.ToolResults {
+		if !last || conv == nil || !conv.calls[r.CallID] {
+			continue
+		}
+		if fx, ok := fixtureOf(c, s, r.CallID); ok {
+			results = append(results, fileResult{Fixture: fx})
+			continue
+		}
+		results = append(results, fileResult{Name: r.Name, ID: r.CallID})
+	}
+	if len(results) > 0 {
+		return &fileWhen{ToolResult: results}
+	}
+	for n := len(req.Turns) - 1; n >= 0; n-- {
+		if t := req.Turns[n]; t.Role == "user" && t.Text != "" {
+			return &fileWhen{LatestUser: map[string]string{"equals": t.Text}}
+		}
+	}
+	return nil
+}
+
+// fixtureOf adds the cassette's fixture of a call to the scenario, named by
+// its call id, and returns the name; false when the cassette has none or
+// the call's function is not the preset's own.
+func fixtureOf(c *cassette.Cassette, s *fileScenario, callID string) (string, bool) {
+	if callID == "" {
+		return "", false
+	}
+	raw, err := c.Fixture(callID)
+	if err != nil {
+		return "", false
+	}
+	f, err := fixture.Parse(callID, raw)
+	if err != nil || f.Function != "" {
+		return "", false
+	}
+	name := strings.NewReplacer("-", "_", ".", "_").Replace(callID)
+	ff := fileFixture{Preset: f.Preset, ID: callID, Arguments: jsonValue(f.Call.Arguments)}
+	if f.Result.IsError {
+		ff.Error = jsonValue(f.Result.Content)
+	} else {
+		ff.Result = jsonValue(f.Result.Content)
+	}
+	s.Fixtures[name] = ff
+	return name, true
+}
+
+// respond is a step's answer: the recorded text, reasoning and tool calls.
+func respond(c *cassette.Cassette, s *fileScenario, r wire.Response) fileRespond {
+	out := fileRespond{Text: r.Text, Reasoning: r.Reasoning}
+	for _, tc := range r.ToolCalls {
+		if fx, ok := fixtureOf(c, s, tc.ID); ok {
+			out.ToolCalls = append(out.ToolCalls, fileCall{Fixture: fx})
+			continue
+		}
+		args := jsonValue(tc.Arguments)
+		if args == nil {
+			args = map[string]any{}
+		}
+		out.ToolCalls = append(out.ToolCalls, fileCall{Function: tc.Name, Arguments: args, ID: tc.ID})
+	}
+	return out
+}
+
+// jsonValue decodes JSON for the YAML writer; nil when it is not JSON.
+func jsonValue(raw []byte) any {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+// errorMessage is the message of a recorded error body.
+func errorMessage(body []byte) string {
+	for _, p := range []string{"error.message", "message", "error"} {
+		if v := gjson.GetBytes(body, p); v.Type == gjson.String && v.String() != "" {
+			return v.String()
+		}
+	}
+	return "recorded error"
+}
