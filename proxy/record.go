@@ -200,7 +200,7 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 	if clientGone {
 		s.log.InfoContext(x.req.Context(), "client left before the end of the response; the upstream completed, so it is recorded", x.logArgs...)
 	}
-	if rest := t.splitter.Rest(); len(rest) > 0 && !t.acceptRest(rest) {
+	if rest := t.finish(); len(rest) > 0 && !t.acceptRest(rest) {
 		s.log.WarnContext(x.req.Context(), "stream ended mid-event; nothing recorded", append(x.logArgs, "tail_bytes", len(rest))...)
 		s.journal.add(x.entry(0, "upstream stream ended mid-event", resp.StatusCode))
 		return
@@ -276,9 +276,25 @@ func (t *teeStream) push(p []byte) {
 		t.body = append(t.body, p...)
 		return
 	}
-	for _, e := range t.splitter.Push(p) {
+	t.add(t.splitter.Push(p), now)
+}
+
+func (t *teeStream) add(evs []wire.Event, now time.Time) {
+	for _, e := range evs {
 		t.events = append(t.events, cassette.Event{AtMillis: cassette.Millis(now.Sub(t.start)), Data: cassette.Body(e.Raw)})
 	}
+}
+
+// finish takes the events that only the end of the stream completes (an
+// SSE stream whose lines end in a bare CR ends its last event with its last
+// byte) and returns the bytes left after them.
+func (t *teeStream) finish() []byte {
+	if t.framing == wire.FramingNone {
+		return nil
+	}
+	evs, rest := t.splitter.Finish()
+	t.add(evs, time.Now())
+	return rest
 }
 
 // acceptRest decides whether bytes after the last complete event end the
