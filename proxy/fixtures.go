@@ -28,7 +28,7 @@ func (s *Server) explainFixtures(x *exchange, msg string) string {
 // fixtureDiffs compares the request's tool results with the fixtures of
 // their calls; results of calls without a fixture are not compared.
 func fixtureDiffs(x *exchange) []string {
-	req, err := wire.ParseRequest(x.kind, x.route.path, x.body)
+	req, err := wire.ParseRequest(x.kind, x.mreq.Path, x.mreq.Body)
 	if err != nil {
 		return nil
 	}

@@ -143,9 +143,9 @@ func sleepUntil(ctx context.Context, at time.Time) bool { return sleep(ctx, time
 // explainMiss writes the miss message of SPEC §5: the cassette, the closest
 // recorded interaction, and the first JSON paths where the request differs.
 func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
-	what := fmt.Sprintf("%s %s", x.req.Method, x.route.path)
+	what := fmt.Sprintf("%s %s", x.req.Method, x.mreq.Path)
 	if x.route.name != DefaultUpstreamName {
-		what = fmt.Sprintf("%s /%s%s", x.req.Method, x.route.name, x.route.path)
+		what = fmt.Sprintf("%s /%s%s", x.req.Method, x.route.name, x.mreq.Path)
 	}
 	if len(exhausted) > 0 {
 		which := "its only recording, interaction " + joinIDs(exhausted)

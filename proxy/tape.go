@@ -533,7 +533,7 @@ func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind
 		s.missed(err.Error())
 		name := r.Header.Get(CassetteHeader)
 		s.journal.add(logEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
-			Method: r.Method, Path: r.URL.Path, Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
+			Method: r.Method, Path: s.redactor.Path(r.URL.EscapedPath()), Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
 		w.Header().Set(MissHeader, "1")
 		s.fail(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
 	default:
