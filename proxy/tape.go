@@ -453,7 +453,7 @@ func (s *Server) openTape(ctx context.Context, name string, create bool) (*tape,
 // fillTape opens the cassette of a tape just put in s.tapes. On failure, or
 // when the server was closed meanwhile, the tape leaves s.tapes.
 func (s *Server) fillTape(name string, t *tape) {
-	c, err := cassette.Open(t.name, cassette.Options{ReadOnly: s.cfg.Mode == ModeReplay, Version: s.cfg.Version})
+	c, err := cassette.Open(t.name, cassette.Options{ReadOnly: s.cfg.Mode == ModeReplay, Version: s.cfg.Version, Overwrite: s.cfg.Overwrite && s.cfg.Mode == ModeRecord})
 	if err == nil {
 		if err = t.init(c, s.matcher); err != nil {
 			c.Close()

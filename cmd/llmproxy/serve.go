@@ -41,6 +41,7 @@ type serveConfig struct {
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	overwrite       bool
 }
 
 func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
@@ -63,6 +64,9 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
 	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the interactions never served")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	if name == "record" {
+		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
+	}
 	return fs
 }
 
@@ -192,7 +196,7 @@ func checkExposure(listen, token string) error {
 func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error) {
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
-		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
+		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version, Overwrite: c.overwrite,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr); err != nil {
@@ -232,7 +236,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	cleanup := func() {}
 	if c.cassette != "" {
-		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version})
+		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version, Overwrite: c.overwrite})
 		if err != nil {
 			return cfg, nil, err
 		}
