@@ -72,8 +72,8 @@ func shapeCases() []shapeCase {
 	bodyHas := func(r fake.Recorded, key string) bool { return bytes.Contains(r.Body, []byte(key)) }
 	return []shapeCase{
 		{
-			name: "request body",
-			req:  chatRequest("My keys are %s and " + shapedKey("anthropic", 1) + ", " + shapedKey("aws", 1) + ", " + shapedKey("jwt", 1) + "; store them."),
+			name:   "request body",
+			req:    chatRequest("My keys are %s and " + shapedKey("anthropic", 1) + ", " + shapedKey("aws", 1) + ", " + shapedKey("jwt", 1) + "; store them."),
 			status: 200, header: jsonHeader, response: plainChatAnswer, sent: bodyHas,
 		},
 		{
@@ -118,8 +118,8 @@ func shapeCases() []shapeCase {
 			sent: func(r fake.Recorded, key string) bool { return r.Header.Get("X-Custom-Auth") == "Bearer "+key },
 		},
 		{
-			name: "response body",
-			req:  chatRequest("Create a key %.0s for me."),
+			name:   "response body",
+			req:    chatRequest("Create a key %.0s for me."),
 			status: 200, header: jsonHeader,
 			response: `{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Your key is ` + shapedKey("openai", 90) + `, and ` + shapedKey("google", 90) + `."},"finish_reason":"stop"}]}`,
 		},
@@ -139,8 +139,8 @@ func shapeCases() []shapeCase {
 				"data: [DONE]\n\n",
 		},
 		{
-			name: "response headers",
-			req:  chatRequest("hello %.0s"),
+			name:   "response headers",
+			req:    chatRequest("hello %.0s"),
 			status: 200,
 			header: http.Header{
 				"Content-Type":        {"application/json"},
