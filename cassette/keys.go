@@ -6,33 +6,6 @@ import (
 	"slices"
 )
 
-// Key-shaped strings are credentials recognised by their form wherever
-// they appear: in a request's path, query values, headers and body, and in
-// a response's headers, body and stream events. Each is replaced by
-// Redacted, which keeps a JSON string a JSON string and an SSE event one
-// event (a key never holds a quote, a backslash or a line end).
-//
-// The shapes, each starting at a word boundary (the byte before is not a
-// letter, digit, '_' or '-', or is the letter of a JSON escape such as \n):
-//
-//   - sk-…: OpenAI (sk-proj-…, sk-svcacct-…, legacy sk-…) and Anthropic
-//     (sk-ant-…) keys: "sk-" and at least 20 letters, digits, '_' or '-'
-//     holding upper case, lower case and digits, as random keys do, so
-//     that "sk-learn" or a slug stays.
-//   - AIza…: Google API keys, "AIza" and exactly 35 letters, digits, '_'
-//     or '-'.
-//   - AKIA… and ASIA…: AWS access key ids, the prefix and exactly 16
-//     upper-case letters or digits.
-//   - eyJ….eyJ….…: JSON Web Tokens, three base64url segments separated by
-//     dots, the first two starting with "eyJ" (a JSON object), the third
-//     (the signature) possibly empty.
-//
-// Ids such as chatcmpl-…, call_…, msg_… or toolu_… have none of these
-// prefixes, and base64 data (an image) holds no '-' and runs on without a
-// boundary, so neither is touched. The scan costs time linear in the input
-// (each byte is looked at a bounded number of times; there are no regular
-// expressions) and allocates only when it finds a key.
-
 // keyPrefixes are the literal starts of the shapes. The scan looks for
 // each prefix's anchor, the part of it rarest in prose ("s" and "e" are
 // everywhere), which starts skip bytes into it.
@@ -154,8 +127,33 @@ func findKeys(b []byte) []keySpan {
 	return spans
 }
 
-// RedactKeys returns b with every key-shaped string replaced by Redacted.
-// When b holds none it returns b itself, without copying.
+// RedactKeys returns b with every key-shaped string replaced by Redacted;
+// when b holds none it returns b itself, without copying. Key-shaped
+// strings are credentials recognised by their form wherever they appear: in a request's path, query values, headers and body, and in
+// a response's headers, body and stream events. The replacement keeps a
+// JSON string a JSON string and an SSE event one event (a key never holds a
+// quote, a backslash or a line end).
+//
+// The shapes, each starting at a word boundary (the byte before is not a
+// letter, digit, '_' or '-', or is the letter of a JSON escape such as \n):
+//
+//   - sk-…: OpenAI (sk-proj-…, sk-svcacct-…, legacy sk-…) and Anthropic
+//     (sk-ant-…) keys: "sk-" and at least 20 letters, digits, '_' or '-'
+//     holding upper case, lower case and digits, as random keys do, so
+//     that "sk-learn" or a slug stays.
+//   - AIza…: Google API keys, "AIza" and exactly 35 letters, digits, '_'
+//     or '-'.
+//   - AKIA… and ASIA…: AWS access key ids, the prefix and exactly 16
+//     upper-case letters or digits.
+//   - eyJ….eyJ….…: JSON Web Tokens, three base64url segments separated by
+//     dots, the first two starting with "eyJ" (a JSON object), the third
+//     (the signature) possibly empty.
+//
+// Ids such as chatcmpl-…, call_…, msg_… or toolu_… have none of these
+// prefixes, and base64 data (an image) holds no '-' and runs on without a
+// boundary, so neither is touched. The scan costs time linear in the input
+// (each byte is looked at a bounded number of times; there are no regular
+// expressions) and allocates only when it finds a key.
 func RedactKeys(b []byte) []byte {
 	spans := findKeys(b)
 	if len(spans) == 0 {
