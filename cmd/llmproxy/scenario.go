@@ -25,11 +25,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch args[0] {
 	case "check":
 		return runScenarioCheck(ctx, args[1:], stdout, stderr)
-	case "help":
-		fmt.Fprint(stdout, scenarioUsage)
-		return nil
-	case "-h", "-help", "--help":
-		// As every command's -h does, the help goes to stderr.
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stderr, scenarioUsage)
 		return nil
 	}
