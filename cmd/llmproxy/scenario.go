@@ -9,28 +9,21 @@ import (
 	"github.com/llmproxy/llmproxy/scenario"
 )
 
-const scenarioUsage = `llmproxy scenario works with scenario files, the scripts llmproxy mock serves.
-
-Usage:
-  llmproxy scenario check FILE...   lists every problem of the files as FILE:LINE: message
-
-`
-
-// runScenario runs a scenario subcommand.
+// runScenario is `llmproxy scenario SUBCOMMAND`: for now, check.
 func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, scenarioUsage)
-		return usagef("scenario: a subcommand is required")
+	fs := newFlagSet("scenario", stderr)
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
 	}
-	switch args[0] {
+	if fs.NArg() == 0 {
+		return usagef("scenario: name a subcommand: check\nRun 'llmproxy scenario -h' for help.")
+	}
+	switch sub := fs.Arg(0); sub {
 	case "check":
-		return runScenarioCheck(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, scenarioUsage)
-		return nil
+		return runScenarioCheck(ctx, fs.Args()[1:], stdout, stderr)
+	default:
+		return usagef("scenario: unknown subcommand %q (llmproxy scenario takes: check)\nRun 'llmproxy scenario -h' for help.", sub)
 	}
-	fmt.Fprint(stderr, scenarioUsage)
-	return usagef("scenario: unknown subcommand %q", args[0])
 }
 
 // runScenarioCheck loads the files as mock would and prints every problem,
@@ -38,7 +31,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func runScenarioCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("scenario check", stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "llmproxy scenario check checks scenario files as llmproxy mock loads them and lists every problem as FILE:LINE: message.\n\nUsage:\n  llmproxy scenario check FILE...\n")
+		fmt.Fprint(fs.Output(), "llmproxy scenario check loads scenario files as llmproxy mock does and lists every problem as FILE:LINE: message; it exits 1 when there is one.\n\nUsage: llmproxy scenario check FILE...\n")
 	}
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
