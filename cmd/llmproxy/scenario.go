@@ -9,21 +9,28 @@ import (
 	"github.com/llmproxy/llmproxy/scenario"
 )
 
-// runScenario is `llmproxy scenario SUBCOMMAND`: for now, check.
+const scenarioUsage = `llmproxy scenario works with scenario files, the scripts llmproxy mock serves.
+
+Usage:
+  llmproxy scenario check FILE...   lists every problem of the files as FILE:LINE: message
+
+`
+
+// runScenario runs a scenario subcommand.
 func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scenario", stderr)
-	if err := parseFlags(fs, args, nil); err != nil {
-		return err
+	if len(args) == 0 {
+		fmt.Fprint(stderr, scenarioUsage)
+		return usagef("scenario: a subcommand is required")
 	}
-	if fs.NArg() == 0 {
-		return usagef("scenario: name a subcommand: check\nRun 'llmproxy scenario -h' for help.")
-	}
-	switch sub := fs.Arg(0); sub {
+	switch args[0] {
 	case "check":
-		return runScenarioCheck(ctx, fs.Args()[1:], stdout, stderr)
-	default:
-		return usagef("scenario: unknown subcommand %q (llmproxy scenario takes: check)\nRun 'llmproxy scenario -h' for help.", sub)
+		return runScenarioCheck(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stderr, scenarioUsage)
+		return nil
 	}
+	fmt.Fprint(stderr, scenarioUsage)
+	return usagef("scenario: unknown subcommand %q", args[0])
 }
 
 // runScenarioCheck loads the files as mock would and prints every problem,
@@ -31,7 +38,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func runScenarioCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("scenario check", stderr)
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "llmproxy scenario check loads scenario files as llmproxy mock does and lists every problem as FILE:LINE: message; it exits 1 when there is one.\n\nUsage: llmproxy scenario check FILE...\n")
+		fmt.Fprintf(stderr, "llmproxy scenario check checks scenario files as llmproxy mock loads them and lists every problem as FILE:LINE: message.\n\nUsage:\n  llmproxy scenario check FILE...\n")
 	}
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
