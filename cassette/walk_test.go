@@ -1,0 +1,33 @@
+package cassette_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/cassette"
+)
+
+func TestWalk(t *testing.T) {
+	c, err := cassette.Open(filepath.Join(t.TempDir(), "w.cassette"), cassette.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for n := range 4 {
+		if _, err := c.Append(sample(n), fmt.Sprint(n), "s"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	err = c.Walk(3, true, func(i *cassette.Interaction) (bool, error) {
+		got = append(got, fmt.Sprintf("%d@%d", i.ID, i.RecordedAt.Second()))
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[3@2 2@1 1@0]" {
+		t.Errorf("Walk(3, back) visited %v, want [3@2 2@1 1@0] (id@recorded second)", got)
+	}
+}
