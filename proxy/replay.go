@@ -58,7 +58,7 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 		s.record(w, x)
 		return
 	}
-	msg := s.explainFixtures(x, s.explainMiss(x, exhausted))
+	msg := s.explainFixtures(x, s.explainMiss(x, exhausted)) + s.pageOf(x)
 	s.missed(msg)
 	s.log.WarnContext(x.req.Context(), "miss", append(x.logArgs, "reason", msg)...)
 	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
@@ -148,6 +148,7 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 		what = fmt.Sprintf("%s /%s%s", x.req.Method, x.route.name, x.route.path)
 	}
 	if len(exhausted) > 0 {
+		x.closest = exhausted[len(exhausted)-1]
 		which := "its only recording, interaction " + joinIDs(exhausted)
 		if len(exhausted) > 1 {
 			which = fmt.Sprintf("all %d recordings, interactions %s", len(exhausted), joinIDs(exhausted))
@@ -162,6 +163,7 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 	case best == nil:
 		return fmt.Sprintf("llmproxy: cassette %s has no recording of this request (%s), and no recording to compare it with", x.tape.name, what)
 	}
+	x.closest, x.diffs = best.ID, diffs
 	var b strings.Builder
 	fmt.Fprintf(&b, "llmproxy: cassette %s has no recording of this request (%s); closest is interaction %d (%s %s)",
 		x.tape.name, what, best.ID, best.Request.Method, best.Request.Path)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/view"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -79,8 +80,9 @@ type Config struct {
 	// Transport sends upstream requests; nil means a clone of
 	// http.DefaultTransport without environment proxies.
 	Transport http.RoundTripper
-	// AdminToken, when set, is required (Authorization: Bearer TOKEN) on
-	// every /_llmproxy/ request.
+	// AdminToken, when set, is required on every /_llmproxy/ request:
+	// Authorization: Bearer TOKEN, or the cookie the web view's login form
+	// sets.
 	AdminToken string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
@@ -103,6 +105,7 @@ type Server struct {
 	log       *slog.Logger
 	router    *mux.Router
 	journal   journal
+	ui        *view.Handler
 
 	mu    sync.Mutex
 	tapes map[string]*tape // by cassette name ("" for Config.Cassette)
@@ -176,6 +179,11 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.tapes[""] = t
 	}
+	ui, err := s.newUI()
+	if err != nil {
+		return nil, err
+	}
+	s.ui = ui
 	s.router = s.routes()
 	return s, nil
 }
@@ -226,6 +234,8 @@ func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true)
 	r.UseEncodedPath()
+	r.Path(strings.TrimSuffix(view.Prefix, "/")).Handler(s.ui) // the view checks its own token
+	r.PathPrefix(view.Prefix).Handler(s.ui)
 	api := r.PathPrefix("/_llmproxy/").Subrouter()
 	api.Use(s.adminAuth)
 	api.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet)
@@ -271,6 +281,9 @@ type exchange struct {
 	mreq    *match.Request
 	key     string
 	logArgs []any
+	// closest and diffs are what a miss was compared with, for the log.
+	closest uint64
+	diffs   []match.Difference
 }
 
 func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {

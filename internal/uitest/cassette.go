@@ -81,6 +81,9 @@ func Cassette(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The index keys here are not a matcher's: the empty index rules make a
+	// proxy that opens the file index it anew.
+	ct.Meta.IndexRules = ""
 	err = c.Replace(ct, func(i *cassette.Interaction) (string, string, error) {
 		return fmt.Sprint(i.ID), i.Request.Path, nil
 	})
