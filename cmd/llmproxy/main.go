@@ -33,6 +33,7 @@ Usage:
   llmproxy ls      --cassette FILE
   llmproxy presets [NAME] [--json]
   llmproxy demo
+  llmproxy view    --cassette FILE [--listen ADDR]
 
 Run 'llmproxy COMMAND -h' for a command's flags. Every flag can also be set
 with an environment variable LLMPROXY_<FLAG>, e.g. LLMPROXY_CASSETTE.
@@ -65,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		err = runScrub(ctx, rest, stdout, stderr)
 	case "demo":
 		err = runDemo(ctx, rest, stdout, stderr)
+	case "view":
+		err = runView(ctx, rest, stdout, stderr, signals)
 	case "presets":
 		return runPresets(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":

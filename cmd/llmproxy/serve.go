@@ -104,6 +104,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	}
 	fmt.Fprintf(stdout, "llmproxy listening on http://%s\n", ln.Addr())
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	hs.RegisterOnShutdown(srv.EndLiveViews)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
