@@ -142,6 +142,11 @@ func (c *Cassette) ForEach(fn func(i *Interaction) error) error {
 	})
 }
 
+// Last returns the id of the newest interaction, 0 when there is none;
+// since ids count from 1 with no gaps, it is their number, at a cost that
+// does not grow with the cassette.
+func (c *Cassette) Last() (uint64, error) { return c.st.Last() }
+
 // Walk calls fn with the interactions from id from onwards in recorded
 // order, or, when back is set, from id from down to the first, until fn
 // returns false or an error (which Walk returns). It decodes only the

@@ -133,12 +133,12 @@ func (u uiSource) Cassettes(context.Context) ([]string, error) {
 	return names, nil
 }
 
-func (u uiSource) Count(ctx context.Context, name string) (int, error) {
+func (u uiSource) Last(ctx context.Context, name string) (uint64, error) {
 	t, err := u.tape(ctx, name)
 	if err != nil {
 		return 0, err
 	}
-	return t.c.Len()
+	return t.c.Last()
 }
 
 func (u uiSource) Walk(ctx context.Context, name string, from uint64, back bool, fn func(*cassette.Interaction) (bool, error)) error {

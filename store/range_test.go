@@ -51,7 +51,13 @@ func TestRange(t *testing.T) {
 	if err := s.Range(1, false, func(uint64, []byte) (bool, error) { return true, boom }); !errors.Is(err, boom) {
 		t.Errorf("Range error = %v, want the callback's", err)
 	}
+	if last, err := s.Last(); err != nil || last != 5 {
+		t.Errorf("Last = %d, %v; want 5", last, err)
+	}
 	empty := mustOpen(t, filepath.Join(t.TempDir(), "e.cassette"), nil)
+	if last, err := empty.Last(); err != nil || last != 0 {
+		t.Errorf("Last of an empty store = %d, %v; want 0", last, err)
+	}
 	if err := empty.Range(0, true, func(uint64, []byte) (bool, error) {
 		t.Error("Range of an empty store called back")
 		return false, nil

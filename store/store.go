@@ -594,6 +594,20 @@ func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
 	})
 }
 
+// Last returns the id of the newest interaction, 0 when there is none.
+// Ids count from 1 with no gaps, so it is also their number, found without
+// walking the file (Len walks it).
+func (s *Store) Last() (uint64, error) {
+	var id uint64
+	err := s.view("read", func(tx *bolt.Tx) error {
+		if k, _ := tx.Bucket(bucketInteractions).Cursor().Last(); len(k) == 8 {
+			id = binary.BigEndian.Uint64(k)
+		}
+		return nil
+	})
+	return id, err
+}
+
 // Range calls fn for the interactions from id from onwards in recorded
 // order, or, when back is set, from id from down to the first, in one read
 // transaction; value is only valid during the call. The walk stops when fn

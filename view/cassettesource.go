@@ -36,12 +36,12 @@ func notFound(err error) error {
 // Cassettes implements Source: there is one.
 func (s CassetteSource) Cassettes(context.Context) ([]string, error) { return nil, nil }
 
-// Count implements Source.
-func (s CassetteSource) Count(_ context.Context, name string) (int, error) {
+// Last implements Source.
+func (s CassetteSource) Last(_ context.Context, name string) (uint64, error) {
 	if err := s.check(name); err != nil {
 		return 0, err
 	}
-	return s.C.Len()
+	return s.C.Last()
 }
 
 // Walk implements Source.

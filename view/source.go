@@ -28,8 +28,9 @@ type Source interface {
 	// Cassettes lists the names of the cassettes there are to show, or nil
 	// when the Source has only the cassette "".
 	Cassettes(ctx context.Context) ([]string, error)
-	// Count is the number of interactions in a cassette.
-	Count(ctx context.Context, name string) (int, error)
+	// Last is the id of a cassette's newest interaction (0 when it has
+	// none); ids count from 1 with no gaps, so it is also their number.
+	Last(ctx context.Context, name string) (uint64, error)
 	// Walk calls fn with a cassette's interactions from id from onwards in
 	// recorded order, or, when back is set, from id from down to the first,
 	// until fn returns false or an error (which Walk returns).

@@ -89,7 +89,7 @@ type tablePage struct {
 	Cassettes []string
 	Name      string // the chosen cassette's name
 	Q         string
-	Count     int
+	Count     uint64
 	Rows      []row
 	// Scanned is the range of ids read to fill Rows.
 	FirstScanned, LastScanned uint64
@@ -120,7 +120,7 @@ func (h *Handler) interactions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := tablePage{Name: name, Q: q.Get("q")}
-	if p.Count, err = src.Count(ctx, name); err != nil {
+	if p.Count, err = src.Last(ctx, name); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 const (
@@ -25,14 +26,28 @@ type timeline struct {
 	TTFB, End      marker
 	AxisY, TickTop float64
 	Omitted        int
+	// Legend names the SSE event names the ticks are coloured by; empty
+	// when the stream names none.
+	Legend []legendItem
 }
 
 type tick struct {
 	X        float64
 	N        int
 	AtMillis float64
+	Name     string // the SSE event name
+	Class    string // its colour
 	Excerpt  string
 }
+
+type legendItem struct {
+	Name, Class string
+	Count       int
+}
+
+// colours is the number of event names that get a colour of their own; the
+// rest share one.
+const colours = 6
 
 type marker struct {
 	X      float64
@@ -51,12 +66,30 @@ func newTimeline(r cassette.Response) *timeline {
 		return timelinePad + max(ms, 0)/span*(timelineWidth-2*timelinePad)
 	}
 	t := &timeline{Width: timelineWidth, Height: timelineHeight, AxisY: 44, TickTop: 14}
+	byName := map[string]int{} // index into t.Legend
 	for n, e := range r.Events {
 		if n == maxTicks {
 			t.Omitted = len(r.Events) - n
 			break
 		}
-		t.Ticks = append(t.Ticks, tick{X: x(e.AtMillis), N: n + 1, AtMillis: e.AtMillis, Excerpt: excerpt(e.Data, 120)})
+		name := eventName(framing(r.Framing), e.Data)
+		k, ok := byName[name]
+		if !ok {
+			class := "kx"
+			if len(t.Legend) < colours {
+				class = fmt.Sprintf("k%d", len(t.Legend))
+			}
+			k = len(t.Legend)
+			byName[name] = k
+			t.Legend = append(t.Legend, legendItem{Name: name, Class: class})
+		}
+		t.Legend[k].Count++
+		t.Ticks = append(t.Ticks, tick{
+			X: x(e.AtMillis), N: n + 1, AtMillis: e.AtMillis, Name: name, Class: t.Legend[k].Class, Excerpt: excerpt(e.Data, 120),
+		})
+	}
+	if len(t.Legend) == 1 && t.Legend[0].Name == "" {
+		t.Legend = nil
 	}
 	t.TTFB = marker{X: x(r.TTFBMillis), Millis: r.TTFBMillis, Anchor: "start"}
 	t.End = marker{X: x(span), Millis: span, Anchor: "end"}
@@ -64,6 +97,20 @@ func newTimeline(r cassette.Response) *timeline {
 		t.TTFB.Anchor = "end"
 	}
 	return t
+}
+
+// eventName is the SSE "event:" name of a stored event ("" for NDJSON and
+// unnamed events).
+func eventName(f wire.Framing, data []byte) string {
+	if f != wire.FramingSSE {
+		return ""
+	}
+	for _, e := range wire.Split(f, data) {
+		if e.Name != "" {
+			return e.Name
+		}
+	}
+	return ""
 }
 
 // excerpt is the start of b as one line of at most n characters.

@@ -93,7 +93,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Security-Policy", contentSecurityPolicy)
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
-	hd.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the login form, which then cannot be told from a
+	// form posted by another site.
+	hd.Set("Referrer-Policy", "same-origin")
 	hd.Set("Cross-Origin-Resource-Policy", "same-origin")
 	if !h.admit(w, r) {
 		return

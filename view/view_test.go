@@ -31,7 +31,7 @@ func checkHeaders(t *testing.T, what string, resp *http.Response) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("%s: Content-Security-Policy %q allows unsafe script or style", what, csp)
 	}
-	for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+	for name, want := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"} {
 		if got := resp.Header.Get(name); got != want {
 			t.Errorf("%s: %s = %q, want %q", what, name, got, want)
 		}
@@ -63,12 +63,13 @@ func TestPages(t *testing.T) {
 		{"/_llmproxy/ui/?q=nothing-like-this", 200, []string{"0 matches for"}},
 		{"/_llmproxy/ui/interactions/1", 200, []string{
 			`<article class="msg user">`, "What&#39;s the weather in Paris?", `calls <code>weather</code>`,
-			`fixture · weather`, `<h2 id="timeline">Stream timeline</h2>`, `<a href="#event-1" class="tick">`, `id="event-1"`,
+			`fixture · weather`, `<h2 id="timeline">Stream timeline</h2>`, `<a href="#event-1" class="tick k0">`, `id="event-1"`,
 			"Headers (as stored)", "served in this process", `rel="next"`}},
 		{"/_llmproxy/ui/interactions/2", 200, []string{`result of <code>weather</code>`, `fixture · weather`, `class="msg tool"`}},
 		{"/_llmproxy/ui/interactions/3", 200, []string{"Can the country of Crumpet have dragons?", "lookup_population", "&#34;country&#34;: &#34;Crumpet&#34;", "Cf-Ray"}},
 		{"/_llmproxy/ui/interactions/4", 200, []string{`class="msg tool"`, "function_call_output", "2869461"}},
-		{"/_llmproxy/ui/interactions/5", 200, []string{"Two names for a pet pelican", "pelican_name_generator", "Charles", "stream · "}},
+		{"/_llmproxy/ui/interactions/5", 200, []string{"Two names for a pet pelican", "pelican_name_generator", "Charles", "stream · ",
+			`<code>message_start</code> × 1`, `<code>content_block_delta</code> ×`, `class="tick k1"><title>event 2 (content_block_start)`}},
 		{"/_llmproxy/ui/interactions/6", 200, []string{"What is the capital of the user country?", "get_country", "Mexico"}},
 		{"/_llmproxy/ui/interactions/8", 200, []string{"what is the weather in Toronto?", "11 degrees celsius", "ndjson"}},
 		{"/_llmproxy/ui/log", 200, []string{`<a href="/_llmproxy/ui/interactions/1">interaction 1</a>`, "gpt-4o-mini",
