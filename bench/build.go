@@ -34,7 +34,7 @@ func matcher() (*match.Matcher, *cassette.Redactor, error) {
 func interaction(reqBody []byte, resp cassette.Response) *cassette.Interaction {
 	kind := wire.Detect(http.MethodPost, chatPath)
 	return &cassette.Interaction{
-		Upstream:   proxy.DefaultUpstreamName,
+		Upstream:   cassette.DefaultUpstream,
 		Provider:   kind.Provider(),
 		Kind:       string(kind),
 		RecordedAt: recordedAt,
@@ -56,7 +56,7 @@ func jsonRecorded(body []byte) cassette.Response {
 }
 
 func sseRecorded() cassette.Response {
-	r := cassette.Response{Status: http.StatusOK, Headers: responseHeaders("text/event-stream; charset=utf-8"), Framing: "sse", TTFBMillis: 300}
+	r := cassette.Response{Status: http.StatusOK, Headers: responseHeaders("text/event-stream; charset=utf-8"), Framing: wire.FramingSSE.String(), TTFBMillis: 300}
 	for i, e := range sseStream() {
 		r.Events = append(r.Events, cassette.Event{AtMillis: 300 + float64(i)*5, Data: e})
 	}

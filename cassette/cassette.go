@@ -51,16 +51,6 @@ func (c *Cassette) Meta() (store.Meta, error) { return c.st.Meta() }
 // SetIndexRules records the matching settings of the index.
 func (c *Cassette) SetIndexRules(rules string) error { return c.st.SetIndexRules(rules) }
 
-// Append stores a complete interaction under the given keys, assigning its
-// id. The caller has redacted it.
-func (c *Cassette) Append(i *Interaction, key, shape string) (uint64, error) {
-	res, err := c.AppendAll([]Keyed{{Interaction: i, Key: key, Shape: shape}})
-	if err != nil {
-		return 0, err
-	}
-	return res[0].ID, res[0].Err
-}
-
 // A Keyed is a complete, redacted interaction with the index keys
 // AppendAll stores it under.
 type Keyed struct {

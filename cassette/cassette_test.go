@@ -112,7 +112,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			i.Response.Body = cassette.Body([]byte{0xde, 0xad, 0xbe, 0xef})
 		}
 		k, s, _ := keys(i)
-		if _, err := c.Append(i, k, s); err != nil {
+		if _, err := appendOne(c, i, k, s); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -186,7 +186,16 @@ func TestReadExportRejects(t *testing.T) {
 
 func TestAppendRejectsIncomplete(t *testing.T) {
 	c := newCassette(t)
-	if _, err := c.Append(&cassette.Interaction{}, "k", "s"); !errors.Is(err, cassette.ErrIncomplete) {
+	if _, err := appendOne(c, &cassette.Interaction{}, "k", "s"); !errors.Is(err, cassette.ErrIncomplete) {
 		t.Errorf("Append(empty) = %v, want ErrIncomplete", err)
 	}
+}
+
+// appendOne stores one interaction with AppendAll.
+func appendOne(c *cassette.Cassette, i *cassette.Interaction, key, shape string) (uint64, error) {
+	res, err := c.AppendAll([]cassette.Keyed{{Interaction: i, Key: key, Shape: shape}})
+	if err != nil {
+		return 0, err
+	}
+	return res[0].ID, res[0].Err
 }

@@ -97,12 +97,13 @@ func TestDecodeFastSkipsRequestBody(t *testing.T) {
 			t.Errorf("interaction %d skipping the request body:\nfast %#v\njson %#v", n, got, want)
 		}
 		if in.Request.Method == "" || in.Response.Status == 0 {
-			continue // Append refuses it
+			continue // AppendAll refuses it
 		}
-		id, err := c.Append(in, fmt.Sprint("k", n), "s")
-		if err != nil {
-			t.Fatal(err)
+		res, err := c.AppendAll([]Keyed{{Interaction: in, Key: fmt.Sprint("k", n), Shape: "s"}})
+		if err != nil || res[0].Err != nil {
+			t.Fatal(err, res)
 		}
+		id := res[0].ID
 		want.ID = id
 		got, err := c.GetResponse(id)
 		if err != nil {

@@ -12,4 +12,9 @@
 // it is stored; by default it removes the credentials of every supported
 // provider. Export writes the same bytes for the same cassette, and Import
 // of an export followed by Export gives the export back byte for byte.
+//
+// A whole new cassette file is written one way only: as a Draft beside its
+// path (a unique temporary name in the same directory), flushed to disk,
+// renamed over the path and the directory flushed (Create, Commit,
+// WriteFile). A reader or a crash sees the old file or the whole new one.
 package cassette

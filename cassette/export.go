@@ -131,7 +131,7 @@ func checkInteraction(n int, i *Interaction) error {
 		return at("request.path", "%q does not start with /", i.Request.Path)
 	case i.Response.Status < 100 || i.Response.Status > 999:
 		return at("response.status", "%d is not an HTTP status", i.Response.Status)
-	case i.Response.Framing != "" && i.Response.Framing != "sse" && i.Response.Framing != "ndjson":
+	case !knownFraming(i.Response.Framing):
 		return at("response.framing", "%q is not sse or ndjson", i.Response.Framing)
 	case i.Response.Framing != "" && len(i.Response.Body) > 0:
 		return at("response.body", "a streamed response keeps its bytes in events")

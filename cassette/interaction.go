@@ -8,7 +8,23 @@ import (
 	"net/http"
 	"time"
 	"unicode/utf8"
+
+	"github.com/llmproxy/llmproxy/wire"
 )
+
+// DefaultUpstream is the Upstream of an interaction whose request came on a
+// path that named no upstream.
+const DefaultUpstream = "default"
+
+// ProxyPath is the path a request with this upstream name and
+// upstream-relative path was sent to the proxy on: "/NAME" then path, or
+// path alone for DefaultUpstream.
+func ProxyPath(upstream, path string) string {
+	if upstream == DefaultUpstream {
+		return path
+	}
+	return "/" + upstream + path
+}
 
 // Interaction is one recorded request and its complete response.
 type Interaction struct {
@@ -16,7 +32,7 @@ type Interaction struct {
 	// nothing renumbers a cassette except scrub and import, which keep order.
 	ID uint64 `json:"id"`
 	// Upstream is the routing name the request came through ("openai",
-	// "anthropic", "gemini", a --upstream NAME, or "default").
+	// "anthropic", "gemini", a --upstream NAME, or DefaultUpstream).
 	Upstream string `json:"upstream"`
 	// Provider is the provider the API kind belongs to, "" for generic HTTP.
 	Provider string `json:"provider,omitempty"`
@@ -46,7 +62,8 @@ type Response struct {
 	Status  int         `json:"status"`
 	Headers http.Header `json:"headers,omitempty"`
 	Body    Body        `json:"body,omitempty"`
-	// Framing is "sse" or "ndjson" for a streamed response, "" otherwise.
+	// Framing is "sse" or "ndjson" for a streamed response, "" otherwise:
+	// the names wire.ParseFraming reads and wire.Framing.String writes.
 	Framing string  `json:"framing,omitempty"`
 	Events  []Event `json:"events,omitempty"`
 	// TTFBMillis is the time from sending the request to the first byte of
@@ -65,6 +82,19 @@ type Event struct {
 
 // Streamed reports whether the response was recorded event by event.
 func (r *Response) Streamed() bool { return r.Framing != "" }
+
+// WireFraming is the framing of the response's events, wire.FramingNone for
+// a response that is not streamed (or names no framing wire knows).
+func (r *Response) WireFraming() wire.Framing {
+	f, _ := wire.ParseFraming(r.Framing)
+	return f
+}
+
+// knownFraming reports whether a stored framing name is one wire knows.
+func knownFraming(name string) bool {
+	_, ok := wire.ParseFraming(name)
+	return ok
+}
 
 // Bytes returns the body as served: the body, or the events concatenated.
 func (r *Response) Bytes() []byte {

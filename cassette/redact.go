@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/llmproxy/llmproxy/internal/hop"
 )
 
 // Redacted replaces a secret's value.
@@ -23,18 +24,13 @@ var DefaultSecretHeaders = []string{
 // DefaultSecretQuery are the query parameters that carry credentials.
 var DefaultSecretQuery = []string{"key"}
 
-// droppedRequestHeaders describe the connection, not the request.
-var droppedRequestHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Accept-Encoding",
-}
+// droppedRequestHeaders describe the connection, not the request, besides
+// the hop-by-hop headers.
+var droppedRequestHeaders = []string{"Content-Length", "Accept-Encoding"}
 
-// droppedResponseHeaders describe the recorded connection or carry secrets;
-// replay computes its own framing headers.
-var droppedResponseHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Content-Length", "Content-Encoding", "Set-Cookie", "Set-Cookie2",
-}
+// droppedResponseHeaders describe the recorded connection or carry secrets,
+// besides the hop-by-hop headers; replay computes its own framing headers.
+var droppedResponseHeaders = []string{"Content-Length", "Content-Encoding", "Set-Cookie", "Set-Cookie2"}
 
 // Redactor removes secrets from interactions. The zero value is not useful;
 // build one with NewRedactor.
@@ -71,9 +67,6 @@ func NewRedactor(extraHeaders, bodyPaths []string) (*Redactor, error) {
 // IsSecretHeader reports whether a request header is redacted.
 func (r *Redactor) IsSecretHeader(name string) bool { return r.headers[http.CanonicalHeaderKey(name)] }
 
-// IsSecretQuery reports whether a query parameter is redacted.
-func (r *Redactor) IsSecretQuery(name string) bool { return r.query[name] }
-
 // BodyPaths are the extra gjson paths redacted in request bodies; matching
 // must ignore them, since a live request still carries the real value.
 func (r *Redactor) BodyPaths() []string { return append([]string(nil), r.bodyPaths...) }
@@ -84,7 +77,7 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
-		if contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") {
+		if hop.IsHeader(k) || contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") {
 			continue
 		}
 		if r.headers[k] {
@@ -102,7 +95,7 @@ func ResponseHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
-		if contains(droppedResponseHeaders, k) {
+		if hop.IsHeader(k) || contains(droppedResponseHeaders, k) {
 			continue
 		}
 		out[k] = append([]string(nil), vs...)
@@ -154,16 +147,6 @@ func (r *Redactor) Redact(i *Interaction) {
 	i.Request.Query = r.Query(i.Request.Query)
 	i.Request.Body = r.Body(i.Request.Body)
 	i.Response.Headers = ResponseHeaders(i.Response.Headers)
-}
-
-// SecretHeaderNames lists the redacted request headers, sorted.
-func (r *Redactor) SecretHeaderNames() []string {
-	var out []string
-	for k := range r.headers {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func contains(list []string, s string) bool {

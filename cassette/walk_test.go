@@ -14,10 +14,12 @@ func TestWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	var items []cassette.Keyed
 	for n := range 4 {
-		if _, err := c.Append(sample(n), fmt.Sprint(n), "s"); err != nil {
-			t.Fatal(err)
-		}
+		items = append(items, cassette.Keyed{Interaction: sample(n), Key: fmt.Sprint(n), Shape: "s"})
+	}
+	if _, err := c.AppendAll(items); err != nil {
+		t.Fatal(err)
 	}
 	var got []string
 	err = c.Walk(3, true, func(i *cassette.Interaction) (bool, error) {

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
 // Difference is one place where a request differs from a recording.
@@ -59,8 +60,8 @@ func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
 			d.add(Difference{Path: "header." + name, Got: short(g), Want: short(w)})
 		}
 	}
-	gj, gerr := jsonBody(got)
-	wj, werr := jsonBody(want)
+	gj, gerr := m.structural(got)
+	wj, werr := m.structural(want)
 	switch {
 	case gerr != nil || werr != nil || !gj || !wj:
 		if string(got.Body) != string(want.Body) {
@@ -68,13 +69,23 @@ func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
 			d.add(Difference{Path: "body", Got: gs, Want: ws})
 		}
 	default:
-		w := m.walker(got.Kind)
 		d.body = got.Body
 		d.kind = got.Kind
 		d.m = m
-		w.diff(&d, nil, gjson.ParseBytes(got.Body), gjson.ParseBytes(want.Body), w.all(), 0)
+		m.ignore(got.Kind).Diff(gjson.ParseBytes(got.Body), gjson.ParseBytes(want.Body), d.addValues)
 	}
 	return d.out, d.count
+}
+
+// structural reports whether a body is compared as a JSON value, as Key
+// compares it.
+func (m *Matcher) structural(r *Request) (bool, error) {
+	isJSON, strict, err := jsonBody(r)
+	if err != nil || !isJSON || strict {
+		return isJSON, err
+	}
+	_, structural, err := m.appendBody(nil, r)
+	return structural, err
 }
 
 type differ struct {
@@ -147,118 +158,31 @@ func orAbsent(v []string) string {
 	return short(strings.Join(v, ","))
 }
 
-func joinPath(path []string, seg string) []string {
-	out := make([]string, len(path), len(path)+1)
-	copy(out, path)
-	return append(out, seg)
-}
-
-func renderPath(path []string) string {
-	var b strings.Builder
-	for i, s := range path {
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		if s == "" {
-			b.WriteString(`""`) // a member with an empty name: gjson has no path for it
-			continue
-		}
-		for j := 0; j < len(s); j++ {
-			if c := s[j]; c == '.' || c == '*' || c == '?' || c == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteByte(s[j])
-		}
+// addValues adds a difference inside a JSON body; it reports whether to
+// look for more.
+func (d *differ) addValues(v jsonvalue.Difference) bool {
+	p := jsonvalue.Path(v.Path)
+	if p == "" {
+		p = "body"
 	}
-	return b.String()
-}
-
-func (w *walker) diff(d *differ, path []string, got, want gjson.Result, live []int, depth int) {
-	if d.count >= maxCount {
-		return
-	}
+	x := Difference{Path: p}
 	switch {
-	case got.IsObject() && want.IsObject():
-		gm, wm := members(got), members(want)
-		keys := make([]string, 0, len(gm)+len(wm))
-		for k := range gm {
-			keys = append(keys, k)
-		}
-		for k := range wm {
-			if _, ok := gm[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			next, ignored := w.advance(live, depth, k, false)
-			if ignored {
-				continue
-			}
-			gs, ws := gm[k], wm[k]
-			p := joinPath(path, k)
-			switch {
-			case len(gs) == 0:
-				d.add(Difference{Path: renderPath(p), Got: "(absent)", Want: shortJSON(ws[0])})
-			case len(ws) == 0:
-				d.add(Difference{Path: renderPath(p), Got: shortJSON(gs[0]), Want: "(absent)"})
-			case len(gs) != len(ws):
-				// A name given more than once: the canonical form keeps
-				// every value, in order, so a count that differs differs.
-				d.add(Difference{Path: renderPath(p), Got: shortValues(gs), Want: shortValues(ws)})
-			default:
-				for i := range gs {
-					w.diff(d, p, gs[i], ws[i], next, depth+1)
-				}
-			}
-		}
-	case got.IsArray() && want.IsArray():
-		ga, wa := got.Array(), want.Array()
-		n := max(len(ga), len(wa))
-		for i := 0; i < n; i++ {
-			seg := strconv.Itoa(i)
-			next, ignored := w.advance(live, depth, seg, true)
-			if ignored {
-				continue
-			}
-			p := joinPath(path, seg)
-			switch {
-			case i >= len(ga):
-				d.add(Difference{Path: renderPath(p), Got: "(absent)", Want: shortJSON(wa[i])})
-			case i >= len(wa):
-				d.add(Difference{Path: renderPath(p), Got: shortJSON(ga[i]), Want: "(absent)"})
-			default:
-				w.diff(d, p, ga[i], wa[i], next, depth+1)
-			}
-		}
+	case len(v.Got) == 0:
+		x.Got, x.Want = "(absent)", shortJSON(v.Want[0])
+	case len(v.Want) == 0:
+		x.Got, x.Want = shortJSON(v.Got[0]), "(absent)"
+	case len(v.Got) != len(v.Want):
+		x.Got, x.Want = shortValues(v.Got), shortValues(v.Want)
 	default:
-		g := w.canon(nil, got, live, depth)
-		x := w.canon(nil, want, live, depth)
-		if string(g) != string(x) {
-			p := renderPath(path)
-			if p == "" {
-				p = "body"
-			}
-			gs, ws := shortPair(got.Raw, want.Raw)
-			d.add(Difference{Path: p, Got: gs, Want: ws})
-		}
+		x.Got, x.Want = shortPair(v.Got[0].Raw, v.Want[0].Raw)
 	}
+	d.add(x)
+	return d.count < maxCount
 }
 
 const shortLen = 60
 
 func shortJSON(v gjson.Result) string { return short(v.Raw) }
-
-// members is an object's values by name, in order; a name given more than
-// once has them all (gjson's Map keeps only the first).
-func members(v gjson.Result) map[string][]gjson.Result {
-	out := map[string][]gjson.Result{}
-	v.ForEach(func(k, val gjson.Result) bool {
-		out[k.String()] = append(out[k.String()], val)
-		return true
-	})
-	return out
-}
 
 // shortValues renders the values of a repeated name.
 func shortValues(vs []gjson.Result) string {

@@ -1,11 +1,15 @@
-// Package match turns requests into match keys and explains misses.
+// Package match decides when two requests are the same: it reads the rules
+// that say what to compare (a rules file, LoadRules), turns requests into
+// match keys, and explains misses.
 //
 // Two requests match when their method, upstream name, path, query (in any
-// order) and body are equal, where a JSON body is compared structurally: key
-// order, whitespace, string escapes and number spelling (1, 1.0, 1e0) do not
-// matter. Ignore rules remove gjson-style paths from the comparison; headers
-// are compared only when named by a rule, and secret query parameters never
-// are.
+// order) and body are equal, where a JSON body is compared as a JSON value
+// (internal/jsonvalue, the one equality llmproxy has): key order,
+// whitespace, string escapes and number spelling (1, 1.0, 1e0) do not
+// matter. A body holding a number beyond 10^±1000000 is refused
+// (ErrNumberRange). Ignore rules remove gjson-style paths from the
+// comparison; headers are compared only when named by a rule, and secret
+// query parameters never are.
 //
 // # Rules
 //

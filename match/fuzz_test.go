@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 	"github.com/llmproxy/llmproxy/match"
 )
 
@@ -22,6 +23,7 @@ var fuzzBodies = []string{
 	`{"messages":[{"content":"What's the weather in Paris?","role":"user"}],"temperature":7e-1,"model":"gpt-4o-mini"}`,
 	`{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"tools":[{"functionDeclarations":[{"name":"weather","parameters":{"type":"object"}}]}]}`,
 	`{"a":1.0,"b":-0,"c":1e2,"d":100,"e":0.000001,"f":1E-6,"g":12345678901234567890123}`,
+	`{"big":1e1000000,"bigger":1e1000001,"long":0.30000000000000004,"tiny":5e-324,"wide":1.7976931348623157e308}`,
 	`{"s":"\u00e9\u0041\n\t\"\\\/","t":"é","u":"\ud83d\ude00"}`,
 	`{"dup":1,"dup":2}`,
 	` [ 1 , [ 2 , [ 3 ] ] , { } , [ ] , null , true , false ] `,
@@ -88,6 +90,13 @@ func tooDeep(b []byte) bool {
 	return false
 }
 
+// outOfRange reports whether a JSON body holds a number beyond the
+// exponent bound: one that need not be JSON is then compared by bytes.
+func outOfRange(b []byte) bool {
+	_, err := jsonvalue.Canonical(b)
+	return errors.Is(err, jsonvalue.ErrNumberRange)
+}
+
 // members counts the object members and array elements in a gjson value.
 func members(r gjson.Result) int {
 	n := 0
@@ -118,8 +127,10 @@ func count(v any) int {
 }
 
 // FuzzCanonicalBody checks structural canonicalisation: it never panics; a
-// body that should be JSON and is not is ErrMalformedJSON or ErrTooDeep; a
-// body compared by bytes is its own canonical form; the canonical form of
+// body that should be JSON and is not is ErrMalformedJSON or ErrTooDeep (or
+// ErrNumberRange, for a number beyond the exponent bound); a body compared
+// by bytes (not JSON, nested too deep, or with a number out of range when
+// it need not be JSON) is its own canonical form; the canonical form of
 // JSON is the same for the body indented and for the body re-spelled (keys
 // reordered, whitespace, escapes), and is its own canonical form when it is
 // JSON; a request never differs from itself; the query is compared
@@ -141,8 +152,8 @@ func FuzzCanonicalBody(f *testing.F) {
 			t.Fatalf("Key error %v, CanonicalBody error %v", err, cerr)
 		}
 		if err != nil {
-			if !errors.Is(err, match.ErrMalformedJSON) && !errors.Is(err, match.ErrTooDeep) {
-				t.Fatalf("Key error %v is neither ErrMalformedJSON nor ErrTooDeep", err)
+			if !errors.Is(err, match.ErrMalformedJSON) && !errors.Is(err, match.ErrTooDeep) && !errors.Is(err, match.ErrNumberRange) {
+				t.Fatalf("Key error %v is neither ErrMalformedJSON nor ErrTooDeep nor ErrNumberRange", err)
 			}
 			if r.Kind == "generic" || r.Kind == "" {
 				if !declared {
@@ -156,7 +167,7 @@ func FuzzCanonicalBody(f *testing.F) {
 		}
 		trimmed := bytes.TrimLeft(body, " \t\r\n")
 		llm := r.Kind != "generic" && r.Kind != ""
-		structural := len(body) > 0 && gjson.ValidBytes(body) && !tooDeep(body) &&
+		structural := len(body) > 0 && gjson.ValidBytes(body) && !tooDeep(body) && !outOfRange(body) &&
 			(llm || declared || (len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')))
 		if !structural {
 			if !bytes.Equal(canon, body) {

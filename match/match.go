@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
 // Request is what matching looks at.
@@ -51,8 +54,8 @@ type Describer func(kind string, body []byte, path string) string
 // immutable and safe for concurrent use.
 type Matcher struct {
 	rules       Rules
-	all         walker
-	byKind      map[string]*walker
+	all         jsonvalue.Ignore
+	byKind      map[string]jsonvalue.Ignore
 	ignoreQuery map[string]bool
 	headers     []string
 	describe    Describer
@@ -62,24 +65,24 @@ type Matcher struct {
 // New compiles rules; describe may be nil. An unusable path is an error
 // wrapping ErrBadRule that names it.
 func New(r Rules, describe Describer) (*Matcher, error) {
-	m := &Matcher{rules: r, byKind: map[string]*walker{}, ignoreQuery: map[string]bool{}, describe: describe}
+	m := &Matcher{rules: r, byKind: map[string]jsonvalue.Ignore{}, ignoreQuery: map[string]bool{}, describe: describe}
 	for _, p := range r.Ignore {
-		pp, ok := parsePattern(p)
+		pp, ok := jsonvalue.ParsePattern(p)
 		if !ok {
 			return nil, fmt.Errorf("ignore path %q: %w", p, ErrBadRule)
 		}
-		m.all.patterns = append(m.all.patterns, pp)
+		m.all = append(m.all, pp)
 	}
 	for kind, paths := range r.IgnoreByKind {
-		w := &walker{patterns: append([]pattern(nil), m.all.patterns...)}
+		ig := append(jsonvalue.Ignore(nil), m.all...)
 		for _, p := range paths {
-			pp, ok := parsePattern(p)
+			pp, ok := jsonvalue.ParsePattern(p)
 			if !ok {
 				return nil, fmt.Errorf("ignore path %q for %s: %w", p, kind, ErrBadRule)
 			}
-			w.patterns = append(w.patterns, pp)
+			ig = append(ig, pp)
 		}
-		m.byKind[kind] = w
+		m.byKind[kind] = ig
 	}
 	for _, q := range append(append([]string{}, r.IgnoreQuery...), r.SecretQuery...) {
 		m.ignoreQuery[q] = true
@@ -118,17 +121,20 @@ func normalRules(r Rules) Rules {
 // compute the same keys.
 func (m *Matcher) Fingerprint() string { return m.fingerprint }
 
-func (m *Matcher) walker(kind string) *walker {
-	if w, ok := m.byKind[kind]; ok {
-		return w
+// ignore is the set of ignored paths for an API kind.
+func (m *Matcher) ignore(kind string) jsonvalue.Ignore {
+	if ig, ok := m.byKind[kind]; ok {
+		return ig
 	}
-	return &m.all
+	return m.all
 }
 
-// jsonBody reports whether the body is compared as JSON, and checks it.
-func jsonBody(r *Request) (bool, error) {
+// jsonBody reports whether the body is compared as JSON, and checks it;
+// strict says it must be JSON (declared so, or an LLM API's), so that a body
+// that is not is an error rather than compared by bytes.
+func jsonBody(r *Request) (isJSON, strict bool, err error) {
 	if len(r.Body) == 0 {
-		return false, nil
+		return false, false, nil
 	}
 	declared := false
 	if ct := r.Header.Get("Content-Type"); ct == "application/json" || strings.HasPrefix(ct, "application/json;") {
@@ -138,23 +144,46 @@ func jsonBody(r *Request) (bool, error) {
 			declared = true
 		}
 	}
-	llm := r.Kind != "" && r.Kind != "generic"
+	strict = declared || (r.Kind != "" && r.Kind != "generic")
 	if deeper(r.Body, MaxDepth) {
 		// Before the validator, which recurses once per level.
-		if declared || llm {
-			return false, fmt.Errorf("%s %s: body nests arrays and objects deeper than %d levels: %w", r.Method, r.Path, MaxDepth, ErrTooDeep)
+		if strict {
+			return false, true, fmt.Errorf("%s %s: body nests arrays and objects deeper than %d levels: %w", r.Method, r.Path, MaxDepth, ErrTooDeep)
 		}
-		return false, nil // compared by bytes
+		return false, false, nil // compared by bytes
 	}
 	valid := gjson.ValidBytes(r.Body)
-	if (declared || llm) && !valid {
-		return false, fmt.Errorf("%s %s: %w", r.Method, r.Path, ErrMalformedJSON)
+	if strict && !valid {
+		return false, true, fmt.Errorf("%s %s: %w", r.Method, r.Path, ErrMalformedJSON)
 	}
 	if valid {
 		c := firstByte(r.Body)
-		return c == '{' || c == '[' || declared || llm, nil
+		return c == '{' || c == '[' || strict, strict, nil
 	}
-	return false, nil
+	return false, false, nil
+}
+
+// appendBody appends what a body is compared by: its canonical form when it
+// is JSON, else its bytes. A body that need not be JSON and holds a number
+// out of range is compared by bytes, as one nested too deep is; one that
+// must be JSON is an error. structural reports which.
+func (m *Matcher) appendBody(b []byte, r *Request) (out []byte, structural bool, err error) {
+	isJSON, strict, err := jsonBody(r)
+	if err != nil {
+		return b, false, err
+	}
+	if isJSON {
+		mark := len(b)
+		out, err := m.appendCanonical(b, r)
+		if err == nil {
+			return out, true, nil
+		}
+		if strict || !errors.Is(err, ErrNumberRange) {
+			return b, false, err
+		}
+		b = out[:mark]
+	}
+	return append(b, r.Body...), false, nil
 }
 
 func firstByte(b []byte) byte {
@@ -168,23 +197,26 @@ func firstByte(b []byte) byte {
 
 // CanonicalBody returns the structural form of a request body under the
 // rules: sorted keys, no whitespace, canonical numbers and strings, ignored
-// paths removed. A body that is not JSON is returned as is.
+// paths removed. A body that is not JSON is returned as is. A number beyond
+// 10^±jsonvalue.MaxExponent is an error wrapping ErrNumberRange.
 func (m *Matcher) CanonicalBody(r *Request) ([]byte, error) {
-	isJSON, err := jsonBody(r)
-	if err != nil {
+	out, structural, err := m.appendBody(make([]byte, 0, len(r.Body)), r)
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if !isJSON {
+	case !structural:
 		return r.Body, nil
 	}
-	return m.appendCanonical(make([]byte, 0, len(r.Body)), r), nil
+	return out, nil
 }
 
 // appendCanonical appends the canonical form of a JSON body.
-func (m *Matcher) appendCanonical(b []byte, r *Request) []byte {
-	w := m.walker(r.Kind)
-	var st canonState
-	return w.canonInto(&st, b, gjson.ParseBytes(r.Body), w.all(), 0)
+func (m *Matcher) appendCanonical(b []byte, r *Request) ([]byte, error) {
+	b, err := m.ignore(r.Kind).AppendCanonical(b, gjson.ParseBytes(r.Body))
+	if err != nil {
+		return b, fmt.Errorf("%s %s: body: %w", r.Method, r.Path, err)
+	}
+	return b, nil
 }
 
 func (m *Matcher) canonQuery(raw string) string {
@@ -220,12 +252,9 @@ func (m *Matcher) canonQuery(raw string) string {
 
 // Key returns the match key of a request: equal keys mean matching requests.
 // A body that should be JSON and does not parse is an error wrapping
-// ErrMalformedJSON.
+// ErrMalformedJSON; one that holds a number beyond 10^±jsonvalue.MaxExponent,
+// ErrNumberRange.
 func (m *Matcher) Key(r *Request) (string, error) {
-	isJSON, err := jsonBody(r)
-	if err != nil {
-		return "", err
-	}
 	// The hash input is the request's parts, each ended by a NUL, the
 	// compared headers, then the canonical body: built in one pooled buffer
 	// and hashed at once.
@@ -247,10 +276,9 @@ func (m *Matcher) Key(r *Request) (string, error) {
 		}
 		b = append(b, 0)
 	}
-	if isJSON {
-		b = m.appendCanonical(b, r)
-	} else {
-		b = append(b, r.Body...)
+	b, _, err := m.appendBody(b, r)
+	if err != nil {
+		return "", err
 	}
 	sum := sha256.Sum256(b)
 	if cap(b) <= maxPooledKeyBuffer {

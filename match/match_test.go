@@ -140,3 +140,28 @@ func TestDiffShortensAroundDifference(t *testing.T) {
 		t.Errorf("value not shortened: %q", diffs[0].Got)
 	}
 }
+
+// Numbers are compared by value whatever their size, and one whose
+// magnitude is past the bound is refused, naming its path.
+func TestNumbers(t *testing.T) {
+	m := mustMatcher(t, match.Rules{})
+	for _, pair := range [][2]string{
+		{`{"x":1e1000000}`, `{"x":10e999999}`},
+		{`{"x":100000000000000000000000}`, `{"x":1e23}`},
+		{`{"x":0.30000000000000004}`, `{"x":30000000000000004e-17}`},
+	} {
+		if key(t, m, req(pair[0])) != key(t, m, req(pair[1])) {
+			t.Errorf("%s and %s: different keys for the same value", pair[0], pair[1])
+		}
+	}
+	if key(t, m, req(`{"x":1e1000000}`)) == key(t, m, req(`{"x":1e999999}`)) {
+		t.Error("1e1000000 and 1e999999 have the same key")
+	}
+	_, err := m.Key(req(`{"messages":[{"n":1e1000001}]}`))
+	if !errors.Is(err, match.ErrNumberRange) || !strings.Contains(err.Error(), "messages.0.n: number 1e1000001") {
+		t.Errorf("Key error = %v, want ErrNumberRange at messages.0.n", err)
+	}
+	if _, err := m.Key(req(string(hugeExponents()))); err != nil {
+		t.Errorf("two hundred 1e1000000: %v", err)
+	}
+}

@@ -1,7 +1,8 @@
 package presets
 
-// The twelve presets, in the order of the SPEC table. Each pairs its
-// descriptor with the Go types of its arguments and result.
+// The twelve presets, in catalogue order (calculator first, apply_patch
+// last). Each pairs its descriptor with the Go types of its arguments and
+// result.
 var (
 	Calculator = Preset[CalculatorArgs, CalculatorResult]{newDescriptor(
 		"calculator",
@@ -169,8 +170,8 @@ var (
 	)}
 )
 
-// All returns the catalogue: every preset's descriptor in the order of the
-// SPEC table. The slice is the caller's own.
+// All returns the catalogue: every preset's descriptor, in a fixed order
+// (calculator first, apply_patch last). The slice is the caller's own.
 func All() []Descriptor {
 	return []Descriptor{
 		Calculator.Descriptor,

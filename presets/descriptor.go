@@ -89,7 +89,7 @@ func (d Descriptor) Description() string {
 	return d.s.description
 }
 
-// Params returns the preset's arguments in the order of the SPEC table.
+// Params returns the preset's arguments in the order it declares them.
 func (d Descriptor) Params() []Param {
 	if d.s == nil {
 		return nil

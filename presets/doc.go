@@ -20,23 +20,14 @@
 //
 // Each preset is also a package variable, such as Weather, of type
 // Preset[WeatherArgs, WeatherResult]. Its Call, Result and Error build a
-// provider-neutral ToolCall or ToolResult; Success and Failure build a
-// Fixture holding both, with an optional delay.
+// provider-neutral wire.ToolCall or wire.ToolResult; Success and Failure
+// build a Fixture holding both, with an optional delay, which this package
+// only carries (it never sleeps).
 //
-// # Substitution and fixtures
-//
-// Substituter turns a recorded cassette's tool rounds into fixtures: each
-// call to a preset's function (or to a tool mapped to one) whose arguments
-// and result satisfy the schemas gets the id call_<preset>[_n], in the
-// response that made it and in every later request, and its result becomes
-// the fixture's canonical JSON, stored as a CassetteFixture. It works on
-// provider bodies through package wire and never touches a file; llmproxy
-// scrub does the cassette I/O. CassetteFixture.CheckResult tells replay
-// which call's result differs from its fixture.
-//
-// Executor hands the fixtures of a scrubbed cassette to an application in
-// place of its real tools, from a running proxy or from the cassette file;
-// the latter is the one use of package cassette here.
+// Turning recorded tool rounds into fixtures, storing them in a cassette and
+// handing them back to an application is package fixture's job; presets is
+// the catalogue it checks them against. It imports nothing from llmproxy but
+// package wire.
 //
 // # Rules
 //

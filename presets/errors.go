@@ -21,14 +21,6 @@ var (
 	ErrUnknownPreset = errors.New("unknown preset")
 	// ErrInvalidDelay means a fixture was given a negative delay.
 	ErrInvalidDelay = errors.New("invalid fixture delay")
-	// ErrBadMapping means a TOOL=PRESET mapping for substitution cannot be
-	// used: no '=', an empty tool name, or a tool mapped twice.
-	ErrBadMapping = errors.New("bad tool mapping")
-	// ErrNoFixture means a cassette holds no fixture for a call id.
-	ErrNoFixture = errors.New("no fixture for the call")
-	// ErrResultMismatch means a tool result sent for a call differs from the
-	// fixture recorded for it.
-	ErrResultMismatch = errors.New("tool result differs from its fixture")
 )
 
 // Violation is one broken rule: where it is, which rule, and what was wrong.

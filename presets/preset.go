@@ -7,63 +7,15 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // MaxIDLength is the longest call id, in characters.
 const MaxIDLength = 128
 
-// ToolCall is a provider-neutral function call: the id the model gave it,
-// the function name and the arguments as canonical JSON.
-type ToolCall struct {
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// ToolResult is a provider-neutral tool-result turn answering one call.
-// Content is canonical JSON: the success result with its own root, or the
-// error envelope when IsError is set.
-type ToolResult struct {
-	CallID  string          `json:"callId"`
-	Name    string          `json:"name"`
-	Content json.RawMessage `json:"content"`
-	IsError bool            `json:"isError"`
-}
-
-// UnmarshalJSON decodes a call and brings its arguments back to canonical
-// form, which a JSON encoder's HTML escaping may have changed.
-func (c *ToolCall) UnmarshalJSON(b []byte) error {
-	type plain ToolCall
-	var in plain
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	args, err := canonicalRaw(in.Arguments)
-	if err != nil {
-		return fmt.Errorf("presets: call arguments: %w", err)
-	}
-	in.Arguments = args
-	*c = ToolCall(in)
-	return nil
-}
-
-// UnmarshalJSON decodes a result and brings its content back to canonical
-// form, which a JSON encoder's HTML escaping may have changed.
-func (r *ToolResult) UnmarshalJSON(b []byte) error {
-	type plain ToolResult
-	var in plain
-	if err := json.Unmarshal(b, &in); err != nil {
-		return err
-	}
-	content, err := canonicalRaw(in.Content)
-	if err != nil {
-		return fmt.Errorf("presets: result content: %w", err)
-	}
-	in.Content = content
-	*r = ToolResult(in)
-	return nil
-}
-
+// canonicalRaw brings a payload decoded from JSON back to canonical form,
+// which a JSON encoder's HTML escaping may have changed.
 func canonicalRaw(raw json.RawMessage) (json.RawMessage, error) {
 	if raw == nil {
 		return nil, nil
@@ -85,44 +37,44 @@ type Preset[A, R any] struct {
 // Call returns the call of this preset with the given arguments. An empty id
 // selects DefaultID; any other id must not be blank and must be at most
 // MaxIDLength characters.
-func (p Preset[A, R]) Call(args A, id string) (ToolCall, error) {
+func (p Preset[A, R]) Call(args A, id string) (wire.ToolCall, error) {
 	id, err := p.id(id, "call", "/id")
 	if err != nil {
-		return ToolCall{}, err
+		return wire.ToolCall{}, err
 	}
 	raw, err := p.encode(partArguments, args)
 	if err != nil {
-		return ToolCall{}, err
+		return wire.ToolCall{}, err
 	}
-	return ToolCall{ID: id, Name: p.Name(), Arguments: raw}, nil
+	return wire.ToolCall{ID: id, Name: p.Name(), Arguments: raw}, nil
 }
 
 // Result returns the successful tool result answering the call id. The id
 // follows the rules of Call.
-func (p Preset[A, R]) Result(result R, id string) (ToolResult, error) {
+func (p Preset[A, R]) Result(result R, id string) (wire.ToolResult, error) {
 	id, err := p.id(id, "result", "/callId")
 	if err != nil {
-		return ToolResult{}, err
+		return wire.ToolResult{}, err
 	}
 	raw, err := p.encode(partResult, result)
 	if err != nil {
-		return ToolResult{}, err
+		return wire.ToolResult{}, err
 	}
-	return ToolResult{CallID: id, Name: p.Name(), Content: raw}, nil
+	return wire.ToolResult{CallID: id, Name: p.Name(), Content: raw}, nil
 }
 
 // Error returns the failed tool result answering the call id: toolErr in the
 // shared error envelope, with IsError set. The id follows the rules of Call.
-func (p Preset[A, R]) Error(toolErr ToolError, id string) (ToolResult, error) {
+func (p Preset[A, R]) Error(toolErr ToolError, id string) (wire.ToolResult, error) {
 	id, err := p.id(id, "result", "/callId")
 	if err != nil {
-		return ToolResult{}, err
+		return wire.ToolResult{}, err
 	}
 	raw, err := p.encode(partError, ErrorEnvelope{Error: toolErr})
 	if err != nil {
-		return ToolResult{}, err
+		return wire.ToolResult{}, err
 	}
-	return ToolResult{CallID: id, Name: p.Name(), Content: raw, IsError: true}, nil
+	return wire.ToolResult{CallID: id, Name: p.Name(), Content: raw, IsError: true}, nil
 }
 
 // Success returns a fixture in which the call with args succeeds with result.
@@ -236,7 +188,7 @@ func checkID(id string) (Violation, bool) {
 // CheckTurn checks the calls a model made in one turn: every id valid
 // (ErrInvalidID) and no id used twice (ErrDuplicateID). Paths in the error
 // point into calls, as in /1/id.
-func CheckTurn(calls []ToolCall) error {
+func CheckTurn(calls []wire.ToolCall) error {
 	seen := make(map[string]int, len(calls))
 	for i, c := range calls {
 		at := "/" + strconv.Itoa(i) + "/id"
@@ -261,8 +213,8 @@ func CheckTurn(calls []ToolCall) error {
 // metadata for whoever serves the fixture; this package never sleeps.
 type Fixture struct {
 	Preset string
-	Call   ToolCall
-	Result ToolResult
+	Call   wire.ToolCall
+	Result wire.ToolResult
 	Delay  time.Duration
 }
 
@@ -340,15 +292,15 @@ func (f Fixture) Validate() error {
 // string such as "20ms".
 type fixtureJSON struct {
 	Preset string     `json:"preset"`
-	Call   ToolCall   `json:"call"`
-	Result ToolResult `json:"result"`
+	Call   callJSON   `json:"call"`
+	Result resultJSON `json:"result"`
 	Delay  string     `json:"delay,omitempty"`
 }
 
 // MarshalJSON writes {"preset","call","result","delay"}, the delay omitted
 // when zero.
 func (f Fixture) MarshalJSON() ([]byte, error) {
-	out := fixtureJSON{Preset: f.Preset, Call: f.Call, Result: f.Result}
+	out := fixtureJSON{Preset: f.Preset, Call: callOf(f.Call), Result: resultOf(f.Result)}
 	if f.Delay != 0 {
 		out.Delay = f.Delay.String()
 	}
@@ -370,6 +322,77 @@ func (f *Fixture) UnmarshalJSON(b []byte) error {
 		}
 		delay = d
 	}
-	*f = Fixture{Preset: in.Preset, Call: in.Call, Result: in.Result, Delay: delay}
+	*f = Fixture{Preset: in.Preset, Call: in.Call.call(), Result: in.Result.result(), Delay: delay}
+	return nil
+}
+
+// callJSON is the stored form of a call in a fixture:
+// {"id","name","arguments"}, the arguments as canonical JSON.
+type callJSON struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// callOf is the stored form of a call.
+func callOf(c wire.ToolCall) callJSON {
+	return callJSON{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+}
+
+// call is the call a stored form holds.
+func (c callJSON) call() wire.ToolCall {
+	return wire.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments}
+}
+
+// UnmarshalJSON decodes a call and brings its arguments back to canonical
+// form, which a JSON encoder's HTML escaping may have changed.
+func (c *callJSON) UnmarshalJSON(b []byte) error {
+	type plain callJSON
+	var in plain
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	args, err := canonicalRaw(in.Arguments)
+	if err != nil {
+		return fmt.Errorf("presets: call arguments: %w", err)
+	}
+	in.Arguments = args
+	*c = callJSON(in)
+	return nil
+}
+
+// resultJSON is the stored form of a result in a fixture:
+// {"callId","name","content","isError"}, the content as canonical JSON.
+type resultJSON struct {
+	CallID  string          `json:"callId"`
+	Name    string          `json:"name"`
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"isError"`
+}
+
+// resultOf is the stored form of a result.
+func resultOf(r wire.ToolResult) resultJSON {
+	return resultJSON{CallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError}
+}
+
+// result is the result a stored form holds.
+func (r resultJSON) result() wire.ToolResult {
+	return wire.ToolResult{CallID: r.CallID, Name: r.Name, Content: r.Content, IsError: r.IsError}
+}
+
+// UnmarshalJSON decodes a result and brings its content back to canonical
+// form, which a JSON encoder's HTML escaping may have changed.
+func (r *resultJSON) UnmarshalJSON(b []byte) error {
+	type plain resultJSON
+	var in plain
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	content, err := canonicalRaw(in.Content)
+	if err != nil {
+		return fmt.Errorf("presets: result content: %w", err)
+	}
+	in.Content = content
+	*r = resultJSON(in)
 	return nil
 }

@@ -13,9 +13,10 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
-// names is the catalogue order of the SPEC table.
+// names is the catalogue order.
 var names = []string{
 	"calculator", "current_time", "weather", "web_search", "fetch_url", "file_search",
 	"read_file", "write_file", "list_files", "run_code", "shell", "apply_patch",
@@ -272,25 +273,25 @@ func TestDefaultIDAndDelay(t *testing.T) {
 func TestOptionalFieldsOmitted(t *testing.T) {
 	tests := []struct {
 		name string
-		call func() (presets.ToolCall, error)
+		call func() (wire.ToolCall, error)
 		want string
 	}{
-		{"weather without unit", func() (presets.ToolCall, error) {
+		{"weather without unit", func() (wire.ToolCall, error) {
 			return presets.Weather.Call(presets.WeatherArgs{Location: "Paris"}, "")
 		}, `{"location":"Paris"}`},
-		{"web_search without limit", func() (presets.ToolCall, error) {
+		{"web_search without limit", func() (wire.ToolCall, error) {
 			return presets.WebSearch.Call(presets.WebSearchArgs{Query: "q"}, "")
 		}, `{"query":"q"}`},
-		{"read_file offset zero kept", func() (presets.ToolCall, error) {
+		{"read_file offset zero kept", func() (wire.ToolCall, error) {
 			return presets.ReadFile.Call(presets.ReadFileArgs{Path: "p", Offset: new(int64(0))}, "")
 		}, `{"offset":0,"path":"p"}`},
-		{"write_file append false kept", func() (presets.ToolCall, error) {
+		{"write_file append false kept", func() (wire.ToolCall, error) {
 			return presets.WriteFile.Call(presets.WriteFileArgs{Path: "p", Content: ""}, "")
 		}, `{"content":"","path":"p"}`},
-		{"list_files recursive false kept", func() (presets.ToolCall, error) {
+		{"list_files recursive false kept", func() (wire.ToolCall, error) {
 			return presets.ListFiles.Call(presets.ListFilesArgs{Path: ".", Recursive: new(false)}, "")
 		}, `{"path":".","recursive":false}`},
-		{"shell without working directory", func() (presets.ToolCall, error) {
+		{"shell without working directory", func() (wire.ToolCall, error) {
 			return presets.Shell.Call(presets.ShellArgs{Command: "ls"}, "")
 		}, `{"command":"ls"}`},
 	}
@@ -539,7 +540,7 @@ func TestRejections(t *testing.T) {
 				a, _ := presets.Weather.Call(presets.WeatherArgs{Location: "Paris"}, "")
 				b, _ := presets.Calculator.Call(presets.CalculatorArgs{Expression: "1+1"}, "call_1")
 				c, _ := presets.Weather.Call(presets.WeatherArgs{Location: "Oslo"}, "")
-				return presets.CheckTurn([]presets.ToolCall{a, b, c})
+				return presets.CheckTurn([]wire.ToolCall{a, b, c})
 			},
 			presets.ErrDuplicateID,
 			[]string{`presets: weather turn: /2/id: "call_weather" is already the id of call 0 (unique)`},
@@ -547,7 +548,7 @@ func TestRejections(t *testing.T) {
 		{
 			"blank id in a turn",
 			func() error {
-				return presets.CheckTurn([]presets.ToolCall{{ID: "", Name: "shell"}})
+				return presets.CheckTurn([]wire.ToolCall{{ID: "", Name: "shell"}})
 			},
 			presets.ErrInvalidID,
 			[]string{"presets: shell turn: /0/id: must not be blank (nonblank)"},
@@ -643,7 +644,7 @@ func TestIDLimits(t *testing.T) {
 	}
 	a, _ := presets.Calculator.Call(presets.CalculatorArgs{Expression: "1"}, "call_a")
 	b, _ := presets.Calculator.Call(presets.CalculatorArgs{Expression: "2"}, "call_b")
-	if err := presets.CheckTurn([]presets.ToolCall{a, b}); err != nil {
+	if err := presets.CheckTurn([]wire.ToolCall{a, b}); err != nil {
 		t.Errorf("CheckTurn(distinct ids) = %v, want nil", err)
 	}
 }

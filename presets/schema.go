@@ -20,7 +20,7 @@ const draft = "https://json-schema.org/draft/2020-12/schema"
 
 // node is a JSON object that keeps its members in the order they were
 // written, so schemas read top-down (type, description, properties, required)
-// and list properties in the order of the SPEC table.
+// and list properties in the order the preset declares them.
 type node []member
 
 type member struct {
@@ -50,16 +50,6 @@ func (n node) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-// get returns the value of a member.
-func (n node) get(key string) (any, bool) {
-	for _, m := range n {
-		if m.key == key {
-			return m.val, true
-		}
-	}
-	return nil, false
 }
 
 // marshal is json.Marshal without HTML escaping and without the trailing

@@ -12,7 +12,6 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/view"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // apiEndpoints are listed in the answer to an unknown /_llmproxy/ path.
@@ -60,7 +59,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // does not exist is a 404.
 func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 	if s.cfg.Cassette != nil {
-		t, err := s.mainTape()
+		t, err := s.tapes.mainTape()
 		if err != nil {
 			apiError(w, http.StatusServiceUnavailable, "cassette_error", err.Error())
 			return nil, false
@@ -71,7 +70,7 @@ func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 	if name == "" {
 		name = r.URL.Query().Get("cassette")
 	}
-	t, err := s.openTape(r.Context(), name, false)
+	t, err := s.tapes.get(r.Context(), name, false)
 	switch {
 	case errors.Is(err, errNoCassette):
 		apiError(w, http.StatusNotFound, "not_found", err.Error())
@@ -86,98 +85,6 @@ func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 	return t, true
 }
 
-// Summary is the short form of an interaction, for listings.
-type Summary struct {
-	ID        uint64     `json:"id"`
-	Upstream  string     `json:"upstream"`
-	Provider  string     `json:"provider,omitempty"`
-	Kind      string     `json:"kind"`
-	Method    string     `json:"method"`
-	Path      string     `json:"path"`
-	Status    int        `json:"status"`
-	Stream    bool       `json:"stream"`
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	Consumed  *bool      `json:"consumed,omitempty"`
-}
-
-// ToolCall is a tool call a response made, as the API shows it.
-type ToolCall struct {
-	// ID is the call id on the wire ("" when the provider sends none).
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// Arguments is the arguments object; arguments that are not valid JSON
-	// (a truncated stream) are shown as a JSON string.
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// ToolResult is a tool result a request sent, as the API shows it.
-type ToolResult struct {
-	// ID is the id of the call it answers ("" when the provider sends none).
-	ID   string `json:"id"`
-	Name string `json:"name,omitempty"`
-	// Content is the JSON value sent as the result, as sent: a JSON string
-	// stays a string, an array of content blocks stays an array.
-	Content json.RawMessage `json:"content"`
-	IsError bool            `json:"is_error,omitempty"`
-}
-
-// rawJSON shows b as JSON: itself when it is valid JSON, else as a string.
-func rawJSON(b []byte, empty string) json.RawMessage {
-	switch {
-	case len(b) == 0:
-		return json.RawMessage(empty)
-	case json.Valid(b):
-		return json.RawMessage(b)
-	}
-	q, _ := json.Marshal(string(b))
-	return q
-}
-
-func toolCalls(calls []wire.ToolCall) []ToolCall {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]ToolCall, len(calls))
-	for n, c := range calls {
-		out[n] = ToolCall{ID: c.ID, Name: c.Name, Arguments: rawJSON(c.Arguments, "{}")}
-	}
-	return out
-}
-
-func toolResults(results []wire.ToolResult) []ToolResult {
-	if len(results) == 0 {
-		return nil
-	}
-	out := make([]ToolResult, len(results))
-	for n, r := range results {
-		out[n] = ToolResult{ID: r.CallID, Name: r.Name, Content: rawJSON(r.Content, "null"), IsError: r.IsError}
-	}
-	return out
-}
-
-// Summarize returns the listing form of an interaction, with the tool calls
-// its response made.
-func Summarize(i *cassette.Interaction) Summary {
-	sum := Summary{
-		ID: i.ID, Upstream: i.Upstream, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method,
-		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(),
-	}
-	if resp, err := wire.ParseResponse(wire.Kind(i.Kind), framingOf(i.Response.Framing), i.Response.Bytes()); err == nil {
-		sum.ToolCalls = toolCalls(resp.ToolCalls)
-	}
-	return sum
-}
-
-func framingOf(name string) wire.Framing {
-	switch name {
-	case "sse":
-		return wire.FramingSSE
-	case "ndjson":
-		return wire.FramingNDJSON
-	}
-	return wire.FramingNone
-}
-
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 	if s.journal.settle(r.Context()) != nil {
 		return
@@ -186,10 +93,10 @@ func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out := []Summary{}
+	out := []cassette.Summary{}
 	err := t.c.ForEach(func(i *cassette.Interaction) error {
-		sum := Summarize(i)
-		c := t.isConsumed(i.ID)
+		sum := cassette.Summarize(i)
+		c := t.plays.isConsumed(i.ID)
 		sum.Consumed = &c
 		out = append(out, sum)
 		return nil
@@ -209,7 +116,7 @@ func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	out, err := s.Unused(t)
+	out, err := s.unused(t)
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
 		return
@@ -217,12 +124,12 @@ func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"cassette": t.name, "unused": out})
 }
 
-// Unused lists the interactions of a tape not consumed in this process.
-func (s *Server) Unused(t *tape) ([]Summary, error) {
-	out := []Summary{}
+// unused lists the interactions of a tape not consumed in this process.
+func (s *Server) unused(t *tape) ([]cassette.Summary, error) {
+	out := []cassette.Summary{}
 	err := t.c.ForEach(func(i *cassette.Interaction) error {
-		if !t.isConsumed(i.ID) {
-			out = append(out, Summarize(i))
+		if !t.plays.isConsumed(i.ID) {
+			out = append(out, cassette.Summarize(i))
 		}
 		return nil
 	})
@@ -232,18 +139,10 @@ func (s *Server) Unused(t *tape) ([]Summary, error) {
 // AllUnused lists, per cassette file, the interactions not consumed in this
 // process: those of Config.Cassette, or those of every cassette of
 // CassetteDir that a request opened.
-func (s *Server) AllUnused() (map[string][]Summary, error) {
-	s.mu.Lock()
-	tapes := make([]*tape, 0, len(s.tapes))
-	for _, t := range s.tapes {
-		if t.ready() {
-			tapes = append(tapes, t)
-		}
-	}
-	s.mu.Unlock()
-	out := map[string][]Summary{}
-	for _, t := range tapes {
-		u, err := s.Unused(t)
+func (s *Server) AllUnused() (map[string][]cassette.Summary, error) {
+	out := map[string][]cassette.Summary{}
+	for _, t := range s.tapes.open() {
+		u, err := s.unused(t)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -125,7 +126,7 @@ func TestUnusedCountsOnlyDeliveredInteractions(t *testing.T) {
 		}
 	}
 	var got struct {
-		Interactions []proxy.Summary
+		Interactions []cassette.Summary
 	}
 	apiGet(t, p.URL(), "/_llmproxy/interactions", &got)
 	for _, s := range got.Interactions {

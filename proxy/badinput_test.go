@@ -71,6 +71,8 @@ func badRequests() []badRequest {
 			status: 400, says: notJSON, shape: "error.param"},
 		{name: "nested 129 deep", path: chat, body: `{"model":"gpt-4o-mini","x":` + strings.Repeat("[", 128) + strings.Repeat("]", 128) + `}`,
 			status: 400, says: []string{"deeper than 128 levels"}, shape: "error.param"},
+		{name: "number past the exponent bound", path: chat, body: `{"model":"gpt-4o-mini","temperature":1e1000001}`,
+			status: 400, says: []string{"temperature: number 1e1000001", "out of range"}, shape: "error.param"},
 		{name: "body over --max-body", path: chat, body: `{"model":"gpt-4o-mini","pad":"` + strings.Repeat("x", badMaxBody) + `"}`,
 			status: 413, says: []string{"--max-body", fmt.Sprint(badMaxBody)}, shape: "error.param"},
 		{name: "chunked body over --max-body", path: anth, chunked: true, body: `{"pad":"` + strings.Repeat("y", 3*badMaxBody) + `"}`,
@@ -154,8 +156,9 @@ func jsonOffset(body string) int64 {
 	return -1
 }
 
-// TestBadRequests sends every bad request of SPEC §8 that a client can send
-// to a proxy in each mode. Each gets a clear error in the provider's shape
+// TestBadRequests sends every bad request a client can send to a proxy
+// (malformed JSON, a body over --max-body, a bad cassette name, …) in each
+// mode. Each gets a clear error in the provider's shape
 // (naming the byte offset of a JSON error, the --max-body limit, or the API
 // endpoints), reaches no upstream, leaves the cassette file byte for byte as
 // it was, and the proxy serves the next request.
@@ -383,8 +386,8 @@ func damagedCassette(t *testing.T, path string) {
 	i := &cassette.Interaction{Upstream: "openai", Kind: "openai-chat",
 		Request:  cassette.Request{Method: "POST", Path: "/v1/chat/completions", Body: cassette.Body(`{"marker":"DAMAGE-ME"}`)},
 		Response: cassette.Response{Status: 200, Body: cassette.Body(`{}`)}}
-	if _, err := c.Append(i, "k", "s"); err != nil {
-		t.Fatal(err)
+	if res, err := c.AppendAll([]cassette.Keyed{{Interaction: i, Key: "k", Shape: "s"}}); err != nil || res[0].Err != nil {
+		t.Fatal(err, res)
 	}
 	c.Close()
 	data, err := os.ReadFile(path)

@@ -17,8 +17,8 @@ import (
 )
 
 // TestCompressedResponsesAreStoredDecoded records answers compressed with
-// each Content-Encoding the proxy knows (SPEC §4): the client gets the
-// decoded bytes without Content-Encoding, the cassette holds them decoded
+// each Content-Encoding the proxy knows (gzip, deflate, br; a response body
+// is stored decoded): the client gets the decoded bytes without Content-Encoding, the cassette holds them decoded
 // (readable in an export), and replay serves the same bytes with no
 // Content-Encoding and a correct Content-Length.
 func TestCompressedResponsesAreStoredDecoded(t *testing.T) {

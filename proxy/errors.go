@@ -3,8 +3,6 @@ package proxy
 import "errors"
 
 var (
-	// ErrMiss means no recorded interaction matches a request in replay.
-	ErrMiss = errors.New("cassette miss")
 	// ErrBadCassetteName means a header-chosen cassette name escapes its directory.
 	ErrBadCassetteName = errors.New("bad cassette name")
 	// ErrConfig means a Config cannot be used.

@@ -363,7 +363,8 @@ func settle(t *testing.T, base string, n int) {
 }
 
 // headerNames lists a header's names, sorted, leaving out those the
-// transport owns and Set-Cookie, which is never recorded (SPEC §4).
+// transport owns and Set-Cookie, which carries a secret and is never
+// recorded.
 func headerNames(h http.Header) string {
 	var names []string
 	for k := range h {

@@ -4,15 +4,39 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
-// Fixture enforcement (SPEC §6): after scrub, the recorded requests carry
-// each preset call's result as its fixture's canonical JSON, so a request
-// whose tool result differs from the fixture already misses. What this file
-// adds is the reason: the miss message then starts by naming the call whose
-// result differs, the sign that the application ran a real tool.
+// Fixture enforcement: after scrub, the recorded requests carry each preset
+// call's result as its fixture's canonical JSON. A request whose tool result
+// equals the fixture as a JSON value matches (fixtureMatch); one whose result
+// differs misses, and the miss message then starts by naming the call and the
+// value that differs, the sign that the application ran a real tool.
+
+// fixtureMatch looks a request that found no recording up again with its
+// tool results brought to their fixtures' canonical JSON (fixture.Normalize):
+// the ids it finds, or none.
+func (s *Server) fixtureMatch(x *exchange) []uint64 {
+	body, changed := fixture.Normalize(x.kind, x.route.path, x.body, func(id string) ([]byte, bool) {
+		raw, err := x.tape.c.Fixture(id)
+		return raw, err == nil
+	})
+	if !changed {
+		return nil
+	}
+	mreq := *x.mreq
+	mreq.Body = body
+	key, err := s.matcher.Key(&mreq)
+	if err != nil {
+		return nil
+	}
+	ids, err := x.tape.index.lookup(key)
+	if err != nil {
+		return nil
+	}
+	return ids
+}
 
 // explainFixtures puts, in front of a miss message, every tool result of the
 // request that differs from the fixture of its call.
@@ -41,7 +65,7 @@ func fixtureDiffs(x *exchange) []string {
 		if err != nil {
 			continue
 		}
-		f, err := presets.ParseCassetteFixture(r.CallID, raw)
+		f, err := fixture.Parse(r.CallID, raw)
 		if err != nil {
 			continue
 		}
@@ -55,7 +79,7 @@ func fixtureDiffs(x *exchange) []string {
 // fixtureContent is the result JSON of a stored fixture, as served by GET
 // /_llmproxy/fixtures/{call_id}.
 func fixtureContent(callID string, raw []byte) ([]byte, error) {
-	f, err := presets.ParseCassetteFixture(callID, raw)
+	f, err := fixture.Parse(callID, raw)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/wire"
 )
@@ -45,24 +46,20 @@ type LogEntry struct {
 	// Millis is the time from the request's arrival to the end of its answer.
 	Millis float64 `json:"ms"`
 	// ToolCalls are the tool calls the response made.
-	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	ToolCalls []cassette.ToolCall `json:"tool_calls,omitempty"`
 	// ToolResults are the tool results the request sent.
-	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	ToolResults []cassette.ToolResult `json:"tool_results,omitempty"`
 
 	tape *tape  // where Interaction lives, for its tool calls
 	name string // the X-Llmproxy-Cassette name, with a CassetteDir
 }
 
-// logEntry is the journal's name for a LogEntry.
-type logEntry = LogEntry
-
 // journal keeps the last entries handled by this process. Once full it is
-// a ring, so that adding an entry costs the same at any fill: shifting a
-// full journal by one entry per request was the largest cost of a replay.
+// a ring, so that adding an entry costs the same at any fill.
 type journal struct {
 	mu      sync.Mutex
 	limit   int
-	entries []logEntry // the oldest entry is at next once len(entries) == limit
+	entries []LogEntry // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
 	changed chan struct{} // closed and replaced by add
@@ -113,7 +110,7 @@ func (j *journal) settle(ctx context.Context) error {
 	return nil
 }
 
-func (j *journal) add(e logEntry) {
+func (j *journal) add(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.changed != nil {
@@ -130,18 +127,18 @@ func (j *journal) add(e logEntry) {
 }
 
 // snapshot returns the entries, oldest first, and how many were dropped.
-func (j *journal) snapshot() ([]logEntry, int) {
+func (j *journal) snapshot() ([]LogEntry, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]logEntry, 0, len(j.entries))
+	out := make([]LogEntry, 0, len(j.entries))
 	out = append(out, j.entries[j.next:]...)
 	return append(out, j.entries[:j.next]...), j.dropped
 }
 
 // entry is the log entry of an exchange that ends now. The request body is
 // summarised here, so the journal keeps no bodies.
-func (x *exchange) entry(id uint64, miss string, status int) logEntry {
-	e := logEntry{
+func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
+	e := LogEntry{
 		Time: x.start.UTC(), Cassette: x.tape.name, Method: x.req.Method, Upstream: x.route.name,
 		Path: x.route.path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
@@ -150,8 +147,8 @@ func (x *exchange) entry(id uint64, miss string, status int) logEntry {
 	}
 	if id == 0 {
 		// A request that was served or recorded is summarised from its
-		// interaction when the log is read (see Server.logEntries): parsing
-		// every request here cost a replay an eighth of its CPU.
+		// interaction when the log is read (see Server.logEntries), so that
+		// serving it does not parse its body again.
 		e.summarize(x.kind, x.route.path, x.body)
 	}
 	return e
@@ -164,6 +161,6 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 	}
 	if req, err := wire.ParseRequest(kind, path, body); err == nil {
 		e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
-		e.ToolResults = toolResults(req.ToolResults)
+		e.ToolResults = cassette.ToolResults(req.ToolResults)
 	}
 }

@@ -11,7 +11,7 @@ func TestJournalKeepsTheLastEntriesInOrder(t *testing.T) {
 	for _, n := range []int{0, 2, 3, 4, 7, 12} {
 		j := journal{limit: 3}
 		for k := 1; k <= n; k++ {
-			j.add(logEntry{Status: k})
+			j.add(LogEntry{Status: k})
 		}
 		got, dropped := j.snapshot()
 		first := max(1, n-2)
@@ -35,7 +35,7 @@ func TestJournalSince(t *testing.T) {
 	j := journal{limit: 3}
 	changed := j.changes()
 	for k := 1; k <= 7; k++ {
-		j.add(logEntry{Status: k})
+		j.add(LogEntry{Status: k})
 	}
 	select {
 	case <-changed:

@@ -1,210 +1,179 @@
 package proxy
 
 import (
-	"compress/gzip"
-	"compress/zlib"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/andybalholm/brotli"
-
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
-// clientGrace is how long an upstream response is still read, to be
-// recorded, after its client went away.
-const clientGrace = 2 * time.Second
-
-// hopHeaders are never forwarded in either direction.
-var hopHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Te", "Trailer",
-	"Transfer-Encoding", "Upgrade",
-}
-
-// outgoingHeaders copies the client's headers for the upstream, without
-// connection headers, forwarding headers, llmproxy's own headers, Host, and
-// Accept-Encoding (the transport negotiates and decodes gzip itself).
-func outgoingHeaders(in http.Header) http.Header {
-	out := in.Clone()
-	for _, h := range strings.Split(in.Get("Connection"), ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out.Del(h)
-		}
-	}
-	for _, h := range hopHeaders {
-		out.Del(h)
-	}
-	for k := range out {
-		if strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") || k == "Forwarded" || k == "X-Real-Ip" {
-			delete(out, k)
-		}
-	}
-	out.Del("Accept-Encoding")
-	out.Del("Host")
-	return out
-}
-
-// record forwards the request, tees the response to the client as it arrives,
-// and writes the interaction once the response completed, in the order the
-// requests arrived (see tape.arrive).
+// record forwards the request, tees the response to the client as it
+// arrives, and writes the interaction once the response completed, in the
+// order the requests arrived (see writeBehind.arrive).
 func (s *Server) record(w http.ResponseWriter, x *exchange) {
 	// The journal's readers wait for the interaction to be written (or
 	// dropped), which may be after this handler returns.
-	sl := x.tape.arrive(s.journal.begin())
+	sl := x.tape.writer.arrive(s.journal.begin())
 	defer sl.abandon()
 	s.forward(w, x, sl)
 }
 
-// forward does the upstream exchange and commits the interaction to sl when
-// the response completed.
+// forward does the upstream exchange in four steps, under a watch that ends
+// it when the upstream falls silent or the client has long gone: send the
+// request, open the response body, tee it to the client, and finish the
+// interaction, which sl then writes. A step that fails says why (see
+// failure) and nothing is recorded.
 func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
-	// The upstream exchange outlives the client by a short grace: a client
-	// that closes its connection as soon as it has read the last event must
-	// not lose the recording of a response that was about to complete.
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(x.req.Context()))
-	defer cancel(nil)
-	stopGrace := context.AfterFunc(x.req.Context(), func() {
-		time.AfterFunc(clientGrace, func() { cancel(errClientLeft) })
-	})
-	defer stopGrace()
-	idle := time.AfterFunc(s.cfg.UpstreamTimeout, func() { cancel(errUpstreamTimeout) })
-	defer idle.Stop()
-
-	target := upstreamURL(x.route, x.req.URL.RawQuery)
-	out, err := http.NewRequestWithContext(ctx, x.req.Method, target, bodyReader(x.body))
-	if err != nil {
-		s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err))
-		s.journal.add(x.entry(0, "upstream request: "+err.Error(), http.StatusBadGateway))
+	watch := s.watchUpstream(x.req.Context())
+	defer watch.stop()
+	resp, sent, f := s.send(x, watch)
+	if f != nil {
+		s.failed(w, x, f)
 		return
+	}
+	defer resp.Body.Close()
+	body, f := s.openBody(x, resp, watch)
+	if f != nil {
+		s.failed(w, x, f)
+		return
+	}
+	defer body.release()
+	c := startResponse(w, resp, body.decoded)
+	rec := newTeeStream(resp.Header, sent)
+	if f := s.tee(resp.StatusCode, body, c, rec, watch); f != nil {
+		s.failed(w, x, f)
+		return
+	}
+	s.finish(x, sl, resp, rec, !c.gone)
+}
+
+// failure is why an upstream exchange left nothing to record, and what to
+// do about it. The zero failure does nothing: the client is gone and there
+// is nothing to tell anyone.
+type failure struct {
+	status int    // the status of the answer and of the journal entry
+	reply  string // the error message answered in the API kind's shape; "" for no answer
+	note   string // the journal entry's reason; "" for no entry
+	level  slog.Level
+	msg    string // the log line; "" for none
+	attrs  []any  // the log line's attributes beyond the exchange's
+	abort  bool   // the response is under way: break it so the client sees it fail
+}
+
+// failed logs, answers, journals and aborts as f says.
+func (s *Server) failed(w http.ResponseWriter, x *exchange, f *failure) {
+	if f.msg != "" {
+		s.log.Log(x.req.Context(), f.level, f.msg, x.logArgs(f.attrs...)...)
+	}
+	if f.reply != "" {
+		s.fail(w, x.kind, f.status, "upstream_error", f.reply)
+	}
+	if f.note != "" {
+		s.journal.add(x.entry(0, f.note, f.status))
+	}
+	if f.abort {
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// send builds the upstream request, from the configured base URL and the
+// client's path, query, headers and body, and sends it.
+func (s *Server) send(x *exchange, watch *upstreamWatch) (*http.Response, time.Time, *failure) {
+	out, err := http.NewRequestWithContext(watch.ctx, x.req.Method, upstreamURL(x.route, x.req.URL.RawQuery), bytes.NewReader(x.body))
+	if err != nil {
+		return nil, time.Time{}, &failure{status: http.StatusBadGateway, note: "upstream request: " + err.Error(),
+			reply: fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err)}
 	}
 	out.Header = outgoingHeaders(x.req.Header)
 	out.ContentLength = int64(len(x.body))
 	sent := time.Now()
 	resp, err := s.transport.RoundTrip(out)
 	if err != nil {
-		status, msg := http.StatusBadGateway, fmt.Sprintf("llmproxy: upstream %s (%s) failed: %v", x.route.name, x.route.base.Redacted(), err)
-		// The idle timer and the transport's ResponseHeaderTimeout race
-		// for the same deadline; either way the upstream was silent.
-		var ne net.Error
-		if errors.Is(context.Cause(ctx), errUpstreamTimeout) || (errors.As(err, &ne) && ne.Timeout()) {
-			status = http.StatusGatewayTimeout
-			msg = fmt.Sprintf("llmproxy: upstream %s (%s) sent no response within %s (--upstream-timeout)", x.route.name, x.route.base.Redacted(), s.cfg.UpstreamTimeout)
-		}
-		s.log.WarnContext(ctx, "upstream failed", append(x.logArgs, "err", err)...)
-		if x.req.Context().Err() == nil {
-			s.fail(w, x.kind, status, "upstream_error", msg)
-		}
-		s.journal.add(x.entry(0, "upstream failed: "+err.Error(), status))
-		return
+		return nil, sent, s.unanswered(x, watch, err)
 	}
-	defer resp.Body.Close()
-	idle.Reset(s.cfg.UpstreamTimeout)
+	watch.heard()
+	return resp, sent, nil
+}
 
-	body, decoded, err := decodeBody(resp)
+// unanswered is the failure of a request the upstream sent no response to:
+// a 504 when it was silent for too long, else a 502.
+func (s *Server) unanswered(x *exchange, watch *upstreamWatch, err error) *failure {
+	f := &failure{status: http.StatusBadGateway, note: "upstream failed: " + err.Error(),
+		reply: fmt.Sprintf("llmproxy: upstream %s (%s) failed: %v", x.route.name, x.route.base.Redacted(), err),
+		level: slog.LevelWarn, msg: "upstream failed", attrs: []any{"err", err}}
+	// The silence timer and the transport's ResponseHeaderTimeout race for
+	// the same deadline; either way the upstream was silent.
+	var ne net.Error
+	if watch.timedOut() || (errors.As(err, &ne) && ne.Timeout()) {
+		f.status = http.StatusGatewayTimeout
+		f.reply = fmt.Sprintf("llmproxy: upstream %s (%s) sent no response within %s (--upstream-timeout)",
+			x.route.name, x.route.base.Redacted(), s.cfg.UpstreamTimeout)
+	}
+	if x.req.Context().Err() != nil {
+		f.reply = "" // no one to answer
+	}
+	return f
+}
+
+// openBody undoes the response's Content-Encoding. A compressed body that
+// does not decode fails at its first read (Go's transport decodes gzip
+// lazily), so that read is made now, before the status line goes out: the
+// client gets a clear 502, not a 200 that breaks.
+func (s *Server) openBody(x *exchange, resp *http.Response, watch *upstreamWatch) (*upstreamBody, *failure) {
+	r, decoded, err := decodeBody(resp)
 	if err != nil {
-		s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err))
-		s.journal.add(x.entry(0, "upstream response: "+err.Error(), http.StatusBadGateway))
-		return
+		return nil, &failure{status: http.StatusBadGateway, note: "upstream response: " + err.Error(),
+			reply: fmt.Sprintf("llmproxy: upstream %s: %v", x.route.name, err)}
 	}
-	buf := bufPool.Get().(*[]byte)
-	defer bufPool.Put(buf)
-	// A compressed body that does not decode fails at its first read (Go's
-	// transport decodes gzip lazily). That read happens before the status
-	// line goes out, so the client gets a clear 502, not a 200 that breaks.
-	peeked, peekN, peekErr := false, 0, error(nil)
-	if decoded || resp.Uncompressed {
-		for peekN == 0 && peekErr == nil {
-			peekN, peekErr = body.Read(*buf)
+	body := newUpstreamBody(r, decoded)
+	if !decoded && !resp.Uncompressed {
+		return body, nil
+	}
+	if err := body.peek(); err != nil {
+		body.release()
+		if watch.clientLeft() {
+			return nil, &failure{}
 		}
-		if peekErr != nil && peekErr != io.EOF {
-			if errors.Is(context.Cause(ctx), errClientLeft) {
-				return
-			}
-			msg := fmt.Sprintf("llmproxy: upstream %s: its body does not decode as its Content-Encoding says: %v", x.route.name, peekErr)
-			s.log.WarnContext(x.req.Context(), "upstream body does not decode", append(x.logArgs, "err", peekErr)...)
-			s.fail(w, x.kind, http.StatusBadGateway, "upstream_error", msg)
-			s.journal.add(x.entry(0, msg, http.StatusBadGateway))
-			return
-		}
-		peeked = true
+		msg := fmt.Sprintf("llmproxy: upstream %s: its body does not decode as its Content-Encoding says: %v", x.route.name, err)
+		return nil, &failure{status: http.StatusBadGateway, reply: msg, note: msg,
+			level: slog.LevelWarn, msg: "upstream body does not decode", attrs: []any{"err", err}}
 	}
-	framing := wire.DetectFraming(resp.Header.Get("Content-Type"))
-	h := w.Header()
-	for k, vs := range resp.Header {
-		h[k] = append([]string(nil), vs...)
-	}
-	for _, k := range hopHeaders {
-		h.Del(k)
-	}
-	if decoded {
-		h.Del("Content-Encoding")
-		h.Del("Content-Length")
-	}
-	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-	_ = rc.Flush()
+	return body, nil
+}
 
-	t := teeStream{framing: framing, splitter: wire.NewSplitter(framing), start: sent}
-	clientGone := false
-	for {
-		n, rerr := peekN, peekErr
-		if peeked {
-			peeked = false
-		} else {
-			n, rerr = body.Read(*buf)
-		}
-		if n > 0 {
-			idle.Reset(s.cfg.UpstreamTimeout)
-			chunk := (*buf)[:n]
-			t.push(chunk)
-			if !clientGone {
-				if _, werr := w.Write(chunk); werr != nil {
-					clientGone = true
-				} else if ferr := rc.Flush(); ferr != nil {
-					clientGone = true
-				}
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil && errors.Is(context.Cause(ctx), errClientLeft) {
-			s.log.InfoContext(x.req.Context(), "client left mid-response; nothing recorded", x.logArgs...)
-			s.journal.add(x.entry(0, "client left mid-response", resp.StatusCode))
+// finish makes the interaction of a completed response, redacts it and
+// commits it to its slot; the write is logged and journaled when it is
+// done. In auto mode an interaction whose response reached the client
+// whole is consumed.
+func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStream, delivered bool) {
+	if !delivered {
+		s.log.InfoContext(x.req.Context(), "client left before the end of the response; the upstream completed, so it is recorded", x.logArgs()...)
+	}
+	i := x.interaction(resp.StatusCode, resp.Header, rec)
+	s.redactor.Redact(i)
+	status, ms := resp.StatusCode, cassette.Millis(rec.end.Sub(x.start))
+	sl.commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
+		if err != nil {
+			s.log.ErrorContext(x.req.Context(), "cassette write failed", x.logArgs("err", err)...)
+			s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), status))
 			return
 		}
-		if rerr != nil {
-			// The upstream broke mid-response. The status line is out, so the
-			// client must see a broken response, not a complete one.
-			cause := context.Cause(ctx)
-			if cause == nil {
-				cause = rerr
-			}
-			s.log.WarnContext(x.req.Context(), "upstream broke mid-response; nothing recorded", append(x.logArgs, "err", cause)...)
-			s.journal.add(x.entry(0, "upstream broke mid-response: "+cause.Error(), resp.StatusCode))
-			if !clientGone {
-				panic(http.ErrAbortHandler)
-			}
-			return
+		if delivered && s.cfg.Mode == ModeAuto {
+			x.tape.plays.markConsumed(id)
 		}
-	}
-	end := time.Now()
-	if clientGone {
-		s.log.InfoContext(x.req.Context(), "client left before the end of the response; the upstream completed, so it is recorded", x.logArgs...)
-	}
-	if rest := t.splitter.Rest(); len(rest) > 0 && !t.acceptRest(rest) {
-		s.log.WarnContext(x.req.Context(), "stream ended mid-event; nothing recorded", append(x.logArgs, "tail_bytes", len(rest))...)
-		s.journal.add(x.entry(0, "upstream stream ended mid-event", resp.StatusCode))
-		return
-	}
+		s.log.InfoContext(x.req.Context(), "recorded", x.logArgs("interaction", id, "status", status, "ms", ms)...)
+		s.journal.add(x.entry(id, "", status))
+	})
+}
+
+// interaction is what the exchange recorded, before redaction.
+func (x *exchange) interaction(status int, header http.Header, rec *teeStream) *cassette.Interaction {
 	i := &cassette.Interaction{
 		Upstream:   x.route.name,
 		Provider:   x.kind.Provider(),
@@ -215,104 +184,65 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 			Headers: x.req.Header, Body: x.body,
 		},
 		Response: cassette.Response{
-			Status: resp.StatusCode, Headers: resp.Header,
-			TTFBMillis: cassette.Millis(t.first.Sub(sent)), DurationMillis: cassette.Millis(end.Sub(sent)),
+			Status: status, Headers: header,
+			TTFBMillis: cassette.Millis(rec.first.Sub(rec.sent)), DurationMillis: cassette.Millis(rec.end.Sub(rec.sent)),
 		},
 	}
-	if t.first.IsZero() {
+	if rec.first.IsZero() {
 		i.Response.TTFBMillis = i.Response.DurationMillis
 	}
-	if framing == wire.FramingNone {
-		i.Response.Body = t.body
+	if rec.streamed() {
+		i.Response.Framing = rec.framing.String()
+		i.Response.Events = rec.events
 	} else {
-		i.Response.Framing = framingName(framing)
-		i.Response.Events = t.events
+		i.Response.Body = rec.body
 	}
-	s.redactor.Redact(i)
-	delivered, status := !clientGone, resp.StatusCode
-	sl.commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
-		if err != nil {
-			s.log.ErrorContext(x.req.Context(), "cassette write failed", append(x.logArgs, "err", err)...)
-			s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), status))
-			return
-		}
-		if delivered && s.cfg.Mode == ModeAuto {
-			x.tape.markConsumed(id)
-		}
-		s.log.InfoContext(x.req.Context(), "recorded", append(x.logArgs, "interaction", id, "status", status, "ms", cassette.Millis(end.Sub(x.start)))...)
-		s.journal.add(x.entry(id, "", status))
+	return i
+}
+
+// clientGrace is how long an upstream response is still read, to be
+// recorded, after its client went away.
+const clientGrace = 2 * time.Second
+
+// upstreamWatch bounds an upstream exchange. Its context, under which the
+// upstream request runs, is cancelled with errUpstreamTimeout when the
+// upstream has been silent for Config.UpstreamTimeout, and with
+// errClientLeft clientGrace after the client went away: the exchange
+// outlives the client a little, so that a client that closes its
+// connection as soon as it has read the last event does not lose the
+// recording of a response that was about to complete.
+type upstreamWatch struct {
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	timeout   time.Duration
+	silence   *time.Timer
+	stopGrace func() bool
+}
+
+// watchUpstream starts the watch of an exchange whose client's request has
+// the context client.
+func (s *Server) watchUpstream(client context.Context) *upstreamWatch {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(client))
+	w := &upstreamWatch{ctx: ctx, cancel: cancel, timeout: s.cfg.UpstreamTimeout}
+	w.stopGrace = context.AfterFunc(client, func() {
+		time.AfterFunc(clientGrace, func() { cancel(errClientLeft) })
 	})
+	w.silence = time.AfterFunc(w.timeout, func() { cancel(errUpstreamTimeout) })
+	return w
 }
 
-func framingName(f wire.Framing) string {
-	switch f {
-	case wire.FramingSSE:
-		return "sse"
-	case wire.FramingNDJSON:
-		return "ndjson"
-	}
-	return ""
+// heard restarts the silence timer: the upstream sent something.
+func (w *upstreamWatch) heard() { w.silence.Reset(w.timeout) }
+
+// stop ends the watch and cancels its context.
+func (w *upstreamWatch) stop() {
+	w.silence.Stop()
+	w.stopGrace()
+	w.cancel(nil)
 }
 
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// cause is why the watch's context ended, nil while it has not.
+func (w *upstreamWatch) cause() error { return context.Cause(w.ctx) }
 
-// teeStream collects what the client was sent, event by event with arrival
-// times for a stream.
-type teeStream struct {
-	framing  wire.Framing
-	splitter *wire.Splitter
-	start    time.Time
-	first    time.Time
-	body     []byte
-	events   []cassette.Event
-}
-
-func (t *teeStream) push(p []byte) {
-	now := time.Now()
-	if t.first.IsZero() {
-		t.first = now
-	}
-	if t.framing == wire.FramingNone {
-		t.body = append(t.body, p...)
-		return
-	}
-	for _, e := range t.splitter.Push(p) {
-		t.events = append(t.events, cassette.Event{AtMillis: cassette.Millis(now.Sub(t.start)), Data: cassette.Body(e.Raw)})
-	}
-}
-
-// acceptRest decides whether bytes after the last complete event end the
-// stream properly: an NDJSON last line without its newline does; an SSE
-// event without its blank line does not.
-func (t *teeStream) acceptRest(rest []byte) bool {
-	if t.framing != wire.FramingNDJSON {
-		return false
-	}
-	at := time.Now()
-	t.events = append(t.events, cassette.Event{AtMillis: cassette.Millis(at.Sub(t.start)), Data: cassette.Body(append([]byte(nil), rest...))})
-	return true
-}
-
-// decodeBody undoes a Content-Encoding the transport left in place.
-func decodeBody(resp *http.Response) (io.Reader, bool, error) {
-	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-		return resp.Body, false, nil
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, false, fmt.Errorf("its body does not decode as its Content-Encoding says: %w", err)
-		}
-		return zr, true, nil
-	case "deflate":
-		zr, err := zlib.NewReader(resp.Body)
-		if err != nil {
-			return nil, false, fmt.Errorf("its body does not decode as its Content-Encoding says: %w", err)
-		}
-		return zr, true, nil
-	case "br":
-		return brotli.NewReader(resp.Body), true, nil
-	default:
-		return nil, false, fmt.Errorf("response Content-Encoding %q is not supported", enc)
-	}
-}
+func (w *upstreamWatch) timedOut() bool   { return errors.Is(w.cause(), errUpstreamTimeout) }
+func (w *upstreamWatch) clientLeft() bool { return errors.Is(w.cause(), errClientLeft) }

@@ -2,68 +2,78 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
 )
-
-// MissHeader marks a miss answer.
-const MissHeader = "X-Llmproxy-Miss"
-
-// maxCandidates bounds the recordings a miss diagnosis compares.
-const maxCandidates = 256
 
 // replay answers from the cassette; in auto mode a miss is recorded instead.
 func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
-	ids, err := x.tape.lookup(x.key)
+	ids, err := s.recordings(x, auto)
 	if err != nil {
 		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 		return
 	}
-	var exhausted []uint64
+	var served []uint64 // the request's recordings, when every one was served
 	if len(ids) > 0 {
-		id, repeat, ex, err := x.tape.acquire(x.req.Context(), ids, s.cfg.OnExhausted)
+		id, repeat, exhausted, err := x.tape.plays.acquire(x.req.Context(), ids, s.cfg.OnExhausted)
 		if err != nil {
 			return // the client left while an earlier serve of its request was in flight
 		}
-		if !ex {
-			i, err := x.tape.c.GetResponse(id)
-			if err != nil {
-				x.tape.release(id, false)
-				s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
-				return
-			}
-			var settled func()
-			delivered := s.serve(w, x, i, func() { settled = s.journal.begin() })
-			if settled != nil {
-				defer settled()
-			}
-			if !repeat {
-				x.tape.release(id, delivered)
-			}
-			s.log.InfoContext(x.req.Context(), "replayed", append(x.logArgs, "interaction", id, "status", i.Response.Status, "delivered", delivered)...)
-			e := x.entry(id, "", i.Response.Status)
-			e.Repeat, e.Incomplete = repeat, !delivered
-			s.journal.add(e)
+		if !exhausted {
+			s.play(w, x, id, repeat)
 			return
 		}
-		exhausted = ids
+		served = ids
 	}
 	if auto {
 		s.record(w, x)
 		return
 	}
-	msg := s.explainFixtures(x, s.explainMiss(x, exhausted)) + s.pageOf(x)
-	s.missed(msg)
-	s.log.WarnContext(x.req.Context(), "miss", append(x.logArgs, "reason", msg)...)
-	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
-	w.Header().Set(MissHeader, "1")
-	s.fail(w, x.kind, http.StatusBadRequest, "cassette_miss", msg)
+	s.miss(w, x, served)
+}
+
+// play serves an acquired recording and releases it, consumed if the whole
+// response reached the client; a repeat serve changes no state.
+func (s *Server) play(w http.ResponseWriter, x *exchange, id uint64, repeat bool) {
+	i, err := x.tape.c.GetResponse(id)
+	if err != nil {
+		x.tape.plays.release(id, false)
+		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
+		return
+	}
+	var settled func()
+	delivered := s.serve(w, x, i, func() { settled = s.journal.begin() })
+	if settled != nil {
+		defer settled()
+	}
+	if !repeat {
+		x.tape.plays.release(id, delivered)
+	}
+	s.log.InfoContext(x.req.Context(), "replayed", x.logArgs("interaction", id, "status", i.Response.Status, "delivered", delivered)...)
+	e := x.entry(id, "", i.Response.Status)
+	e.Repeat, e.Incomplete = repeat, !delivered
+	s.journal.add(e)
+}
+
+// recordings are the recordings of the request's match key, found with one
+// index lookup. A request that has none is looked up again only as what it
+// may be: in replay, one for an upstream this server was not given (see
+// reroute); then one whose tool results equal their fixtures as JSON values
+// but are written otherwise (see fixtureMatch).
+func (s *Server) recordings(x *exchange, auto bool) ([]uint64, error) {
+	ids, err := x.tape.index.lookup(x.key)
+	if err != nil || len(ids) > 0 {
+		return ids, err
+	}
+	if !auto && s.reroute(x) {
+		if ids, err = x.tape.index.lookup(x.key); err != nil || len(ids) > 0 {
+			return ids, err
+		}
+	}
+	return s.fixtureMatch(x), nil
 }
 
 // serve writes a recorded response; it reports whether all of it reached
@@ -115,13 +125,6 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interacti
 	return true
 }
 
-// missed reports a miss to Config.OnMiss.
-func (s *Server) missed(msg string) {
-	if s.cfg.OnMiss != nil {
-		s.cfg.OnMiss(msg)
-	}
-}
-
 func millis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -139,110 +142,3 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func sleepUntil(ctx context.Context, at time.Time) bool { return sleep(ctx, time.Until(at)) }
-
-// explainMiss writes the miss message of SPEC §5: the cassette, the closest
-// recorded interaction, and the first JSON paths where the request differs.
-func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
-	what := fmt.Sprintf("%s %s", x.req.Method, x.route.path)
-	if x.route.name != DefaultUpstreamName {
-		what = fmt.Sprintf("%s /%s%s", x.req.Method, x.route.name, x.route.path)
-	}
-	if len(exhausted) > 0 {
-		x.closest = exhausted[len(exhausted)-1]
-		which := "its only recording, interaction " + joinIDs(exhausted)
-		if len(exhausted) > 1 {
-			which = fmt.Sprintf("all %d recordings, interactions %s", len(exhausted), joinIDs(exhausted))
-		}
-		return fmt.Sprintf("llmproxy: cassette %s: this request (%s) was already served from %s; --on-exhausted is %s",
-			x.tape.name, what, which, s.cfg.OnExhausted)
-	}
-	best, diffs, err := s.closest(x)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("llmproxy: cassette %s has no recording of this request (%s); finding the closest failed: %v", x.tape.name, what, err)
-	case best == nil:
-		return fmt.Sprintf("llmproxy: cassette %s has no recording of this request (%s), and no recording to compare it with", x.tape.name, what)
-	}
-	x.closest, x.diffs = best.ID, diffs
-	var b strings.Builder
-	fmt.Fprintf(&b, "llmproxy: cassette %s has no recording of this request (%s); closest is interaction %d (%s %s)",
-		x.tape.name, what, best.ID, best.Request.Method, best.Request.Path)
-	if x.tape.isConsumed(best.ID) {
-		b.WriteString(", already served")
-	}
-	if len(diffs) == 0 {
-		b.WriteString(", which differs only in ignored or unlisted parts")
-		return b.String()
-	}
-	b.WriteString(", which differs at ")
-	for n, d := range diffs {
-		if n == 3 {
-			fmt.Fprintf(&b, "; and more")
-			break
-		}
-		if n > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(d.String())
-	}
-	return b.String()
-}
-
-// closest ranks recordings of the same method, upstream and path (all of
-// them if there are none) by the number of differences.
-func (s *Server) closest(x *exchange) (*cassette.Interaction, []match.Difference, error) {
-	ids, err := x.tape.shape(s.matcher.Shape(x.mreq))
-	if err != nil {
-		return nil, nil, err
-	}
-	var cands []*cassette.Interaction
-	if len(ids) > 0 {
-		if len(ids) > maxCandidates {
-			ids = ids[len(ids)-maxCandidates:]
-		}
-		for _, id := range ids {
-			i, err := x.tape.c.Get(id)
-			if err != nil {
-				return nil, nil, err
-			}
-			cands = append(cands, i)
-		}
-	} else {
-		err := x.tape.c.ForEach(func(i *cassette.Interaction) error {
-			if len(cands) < maxCandidates {
-				cands = append(cands, i)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	var best *cassette.Interaction
-	var bestDiffs []match.Difference
-	bestScore := -1
-	for _, c := range cands {
-		diffs, n := s.matcher.Diff(x.mreq, requestOf(c), 3)
-		// Same API kind first, then fewest differences; on a tie, one not
-		// yet served is the likelier intent than one already served.
-		score := 2 * n
-		if c.Kind != string(x.kind) {
-			score += 1_000_000
-		}
-		if x.tape.isConsumed(c.ID) {
-			score++
-		}
-		if bestScore < 0 || score < bestScore {
-			best, bestDiffs, bestScore = c, diffs, score
-		}
-	}
-	return best, bestDiffs, nil
-}
-
-func joinIDs(ids []uint64) string {
-	parts := make([]string, 0, len(ids))
-	for _, id := range ids {
-		parts = append(parts, strconv.FormatUint(id, 10))
-	}
-	return strings.Join(parts, ", ")
-}

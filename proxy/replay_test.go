@@ -129,7 +129,7 @@ func apiGet(t *testing.T, base, path string, v any) {
 
 func unusedIDs(t *testing.T, base, query string) []uint64 {
 	t.Helper()
-	var got struct{ Unused []proxy.Summary }
+	var got struct{ Unused []cassette.Summary }
 	apiGet(t, base, "/_llmproxy/unused"+query, &got)
 	ids := []uint64{}
 	for _, s := range got.Unused {

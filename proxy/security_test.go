@@ -25,7 +25,8 @@ import (
 const canary = "LLMPROXY-CANARY-7f3a9"
 
 // keyPlaces are the places a key travels in the supported providers' APIs
-// (SPEC §4), and a few spellings of them.
+// (the secret headers and the query parameter key, which are never
+// written), and a few spellings of them.
 var keyPlaces = []struct {
 	header, value string // a request header, or "" for the query
 	query         string // raw query fragment

@@ -54,7 +54,7 @@ func (e *LogEntry) complete() {
 		return
 	}
 	if i, err := e.tape.c.Get(e.Interaction); err == nil {
-		e.ToolCalls = Summarize(i).ToolCalls
+		e.ToolCalls = cassette.Summarize(i).ToolCalls
 		e.summarize(wire.Kind(i.Kind), i.Request.Path, i.Request.Body)
 	}
 }
@@ -62,7 +62,7 @@ func (e *LogEntry) complete() {
 // since returns the entries numbered after after, at most the newest limit,
 // oldest first, with their numbers: entries are numbered from 1 in the
 // order they were added.
-func (j *journal) since(after uint64, limit int) ([]logEntry, []uint64) {
+func (j *journal) since(after uint64, limit int) ([]LogEntry, []uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	oldest := uint64(j.dropped) + 1
@@ -71,7 +71,7 @@ func (j *journal) since(after uint64, limit int) ([]logEntry, []uint64) {
 	if limit > 0 && total >= uint64(limit) && start+uint64(limit) <= total {
 		start = total - uint64(limit) + 1
 	}
-	var out []logEntry
+	var out []LogEntry
 	var seqs []uint64
 	for seq := start; seq <= total; seq++ {
 		k := (j.next + int(seq-oldest)) % len(j.entries)
@@ -101,9 +101,9 @@ func (u uiSource) tape(ctx context.Context, name string) (*tape, error) {
 			return nil, fmt.Errorf("llmproxy: this proxy serves one cassette, %s; there is no cassette %q: %w",
 				u.s.cfg.Cassette.Path(), name, view.ErrNotFound)
 		}
-		return u.s.mainTape()
+		return u.s.tapes.mainTape()
 	}
-	t, err := u.s.openTape(ctx, name, false)
+	t, err := u.s.tapes.get(ctx, name, false)
 	switch {
 	case errors.Is(err, errNoCassette):
 		return nil, fmt.Errorf("%w: %w", view.ErrNotFound, err)
@@ -176,10 +176,11 @@ func (u uiSource) Fixture(ctx context.Context, name, callID string) (json.RawMes
 // Served reports whether an interaction of a cassette this process opened
 // was served whole.
 func (u uiSource) Served(name string, id uint64) bool {
-	u.s.mu.Lock()
-	t := u.s.tapes[name]
-	u.s.mu.Unlock()
-	return t != nil && t.ready() && t.isConsumed(id)
+	ts := u.s.tapes
+	ts.mu.Lock()
+	t := ts.tapes[name]
+	ts.mu.Unlock()
+	return t != nil && t.ready() && t.plays.isConsumed(id)
 }
 
 func (u uiSource) Log(ctx context.Context, after uint64, limit int) ([]view.LogEntry, error) {

@@ -67,7 +67,7 @@ func goodCassette(t *testing.T, n int) []byte {
 	}
 	for i := range n {
 		v := fmt.Sprintf(`{"n":%d,"pad":%q}`, i, strings.Repeat("x", i*300))
-		if _, err := s.Append(fmt.Sprint("key", i%7), "shape", func(uint64) ([]byte, error) { return []byte(v), nil }); err != nil {
+		if _, err := appendOne(s, fmt.Sprint("key", i%7), "shape", func(uint64) ([]byte, error) { return []byte(v), nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -105,7 +105,7 @@ func useStore(path string, readOnly bool) error {
 		return err
 	}
 	if !readOnly {
-		if _, err := s.Append("new", "shape", func(uint64) ([]byte, error) { return []byte("new"), nil }); err != nil {
+		if _, err := appendOne(s, "new", "shape", func(uint64) ([]byte, error) { return []byte("new"), nil }); err != nil {
 			return err
 		}
 	}

@@ -430,7 +430,7 @@ func TestPageWalkAcceptsHealthyFiles(t *testing.T) {
 		}, 21},
 		{"50 appends, one transaction each", func(t *testing.T, s *store.Store) {
 			for _, p := range pending(50, 700) {
-				if _, err := s.Append(p.Key, p.Shape, p.Encode); err != nil {
+				if _, err := appendOne(s, p.Key, p.Shape, p.Encode); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -532,7 +532,7 @@ func TestPageWalkWaitsForTheLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Append("k", "s", value("v")); err != nil {
+	if _, err := appendOne(w, "k", "s", value("v")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.Open(path, &store.Options{ReadOnly: true, LockTimeout: 200 * time.Millisecond}); !errors.Is(err, store.ErrLocked) {

@@ -5,14 +5,18 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmproxy/llmproxy/store"
 )
 
 func TestRange(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
+	var recs []store.Pending
 	for range 5 {
-		if _, err := s.Append("k", "s", value("v")); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, store.Pending{Key: "k", Shape: "s", Encode: value("v")})
+	}
+	if _, err := s.AppendAll(recs); err != nil {
+		t.Fatal(err)
 	}
 	walk := func(from uint64, back bool, limit int) string {
 		var ids []uint64

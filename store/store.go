@@ -446,17 +446,6 @@ func indexKey(key string, id uint64) []byte {
 	return append(indexPrefix(key), idKey(id)...)
 }
 
-// Append stores the next interaction, indexed under key and shape, in one
-// transaction, and returns its id. encode is given the new id and returns the
-// bytes to store; an error from it aborts the transaction.
-func (s *Store) Append(key, shape string, encode func(id uint64) ([]byte, error)) (uint64, error) {
-	res, err := s.AppendAll([]Pending{{Key: key, Shape: shape, Encode: encode}})
-	if err != nil {
-		return 0, err
-	}
-	return res[0].ID, res[0].Err
-}
-
 // A Pending is one interaction for AppendAll, before it has an id.
 type Pending struct {
 	Key, Shape string

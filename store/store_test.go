@@ -25,6 +25,15 @@ func mustOpen(t *testing.T, path string, opts *store.Options) *store.Store {
 	return s
 }
 
+// appendOne stores one interaction with AppendAll.
+func appendOne(s *store.Store, key, shape string, encode func(uint64) ([]byte, error)) (uint64, error) {
+	res, err := s.AppendAll([]store.Pending{{Key: key, Shape: shape, Encode: encode}})
+	if err != nil {
+		return 0, err
+	}
+	return res[0].ID, res[0].Err
+}
+
 func value(s string) func(uint64) ([]byte, error) {
 	return func(id uint64) ([]byte, error) { return []byte(fmt.Sprintf("%d:%s", id, s)), nil }
 }
@@ -32,7 +41,7 @@ func value(s string) func(uint64) ([]byte, error) {
 func TestAppendLookupInOrder(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
 	for _, k := range []string{"a", "b", "a", "ab", "a"} {
-		if _, err := s.Append(k, "shape-"+k[:1], value(k)); err != nil {
+		if _, err := appendOne(s, k, "shape-"+k[:1], value(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,13 +73,13 @@ func TestAppendLookupInOrder(t *testing.T) {
 func TestAppendEncodeErrorWritesNothing(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
 	boom := errors.New("boom")
-	if _, err := s.Append("k", "s", func(uint64) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := appendOne(s, "k", "s", func(uint64) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("Append error = %v, want boom", err)
 	}
 	if n, _ := s.Len(); n != 0 {
 		t.Errorf("Len after failed append = %d, want 0", n)
 	}
-	id, err := s.Append("k", "s", value("x"))
+	id, err := appendOne(s, "k", "s", value("x"))
 	if err != nil || id != 1 {
 		t.Errorf("next Append = %d, %v; want id 1", id, err)
 	}
@@ -82,7 +91,7 @@ func TestAppendEncodeErrorWritesNothing(t *testing.T) {
 func TestAppendAll(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.cassette")
 	s := mustOpen(t, path, nil)
-	if _, err := s.Append("a", "s", value("first")); err != nil {
+	if _, err := appendOne(s, "a", "s", value("first")); err != nil {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
@@ -117,7 +126,7 @@ func TestAppendAll(t *testing.T) {
 	if after, _ := s.Meta(); !after.Updated.Equal(before.Updated) {
 		t.Error("an all-failing batch changed the metadata")
 	}
-	if id, _ := s.Append("e", "s", value("fourth")); id != 4 {
+	if id, _ := appendOne(s, "e", "s", value("fourth")); id != 4 {
 		t.Errorf("next id %d, want 4", id)
 	}
 }
@@ -144,7 +153,7 @@ func TestReadOnlyOpens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Append("k", "s", value("v"))
+	appendOne(w, "k", "s", value("v"))
 	w.Close()
 	a := mustOpen(t, path, &store.Options{ReadOnly: true})
 	b := mustOpen(t, path, &store.Options{ReadOnly: true})
@@ -153,7 +162,7 @@ func TestReadOnlyOpens(t *testing.T) {
 			t.Errorf("read-only Lookup = %v", ids)
 		}
 	}
-	if _, err := a.Append("k", "s", value("v")); !errors.Is(err, store.ErrReadOnly) {
+	if _, err := appendOne(a, "k", "s", value("v")); !errors.Is(err, store.ErrReadOnly) {
 		t.Errorf("Append on read-only = %v, want ErrReadOnly", err)
 	}
 	if _, err := store.Open(filepath.Join(t.TempDir(), "missing"), &store.Options{ReadOnly: true}); !errors.Is(err, store.ErrMissing) {
@@ -220,7 +229,7 @@ func TestBadFiles(t *testing.T) {
 
 func TestReplaceIsWhole(t *testing.T) {
 	s := mustOpen(t, filepath.Join(t.TempDir(), "c.cassette"), nil)
-	s.Append("old", "s", value("old"))
+	appendOne(s, "old", "s", value("old"))
 	meta, _ := s.Meta()
 	meta.IndexRules = "rules-2"
 	err := s.Replace(store.Contents{
@@ -243,7 +252,7 @@ func TestReplaceIsWhole(t *testing.T) {
 	if m, _ := s.Meta(); m.IndexRules != "rules-2" || m.FormatVersion != store.FormatVersion {
 		t.Errorf("Meta = %+v", m)
 	}
-	if id, _ := s.Append("y", "s", value("y")); id != 3 {
+	if id, _ := appendOne(s, "y", "s", value("y")); id != 3 {
 		t.Errorf("Append after Replace got id %d, want 3", id)
 	}
 	if err := s.Replace(store.Contents{Records: []store.Record{{ID: 5}}}); err == nil {
@@ -257,7 +266,7 @@ func TestOpenWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Append("k", "s", value("v"))
+	appendOne(s, "k", "s", value("v"))
 	s.Close()
 	before, _ := os.ReadFile(path)
 	for _, ro := range []bool{false, true} {

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -216,7 +216,7 @@ func (f *fixtureLookup) badge(callID string) *fixtureBadge {
 	// is served.
 	var b *fixtureBadge
 	if raw, err := f.src.Fixture(f.ctx, f.name, callID); err == nil {
-		if fx, err := presets.ParseCassetteFixture(callID, raw); err == nil {
+		if fx, err := fixture.Parse(callID, raw); err == nil {
 			b = &fixtureBadge{Preset: fx.Preset, Function: fx.Function, Result: pretty(fx.Result.Content), IsError: fx.Result.IsError}
 		}
 	}

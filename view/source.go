@@ -38,7 +38,7 @@ type Source interface {
 	// Interaction returns one interaction.
 	Interaction(ctx context.Context, name string, id uint64) (*cassette.Interaction, error)
 	// Fixture returns the fixture a cassette stores for a tool call id, as
-	// stored (see presets.ParseCassetteFixture).
+	// stored (see fixture.Parse).
 	Fixture(ctx context.Context, name, callID string) (json.RawMessage, error)
 	// Served reports whether an interaction was served whole in this
 	// process.

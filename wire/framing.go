@@ -30,6 +30,22 @@ func (f Framing) String() string {
 	return "none"
 }
 
+// ParseFraming returns the framing a cassette names: "sse" and "ndjson" as
+// String writes them, and "" for a response that is not streamed
+// (FramingNone). ok is false for any other name, "none" included, which a
+// cassette never stores.
+func ParseFraming(name string) (f Framing, ok bool) {
+	switch name {
+	case "":
+		return FramingNone, true
+	case "sse":
+		return FramingSSE, true
+	case "ndjson":
+		return FramingNDJSON, true
+	}
+	return FramingNone, false
+}
+
 // DetectFraming returns the framing announced by a Content-Type header value:
 // text/event-stream is FramingSSE; application/x-ndjson, application/ndjson
 // and application/jsonl are FramingNDJSON; anything else, including an empty

@@ -307,3 +307,19 @@ func TestFramingString(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFraming(t *testing.T) {
+	for _, f := range []wire.Framing{wire.FramingSSE, wire.FramingNDJSON} {
+		if got, ok := wire.ParseFraming(f.String()); !ok || got != f {
+			t.Errorf("ParseFraming(%q) = %v, %v; want %v", f.String(), got, ok, f)
+		}
+	}
+	if got, ok := wire.ParseFraming(""); !ok || got != wire.FramingNone {
+		t.Errorf(`ParseFraming("") = %v, %v; want none`, got, ok)
+	}
+	for _, name := range []string{"none", "SSE", "json", " sse"} {
+		if _, ok := wire.ParseFraming(name); ok {
+			t.Errorf("ParseFraming(%q) accepted it", name)
+		}
+	}
+}

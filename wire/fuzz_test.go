@@ -127,9 +127,18 @@ func FuzzParseResponse(f *testing.F) {
 			t.Fatalf("ParseRequest error %v does not wrap ErrMalformed", err)
 		}
 		_ = wire.DescribePath(k, body, "messages.1.content")
-		if _, err := wire.SetToolResult(k, body, wire.SyntheticID("f", 1), []byte(`{"v":1}`)); err != nil &&
-			!errors.Is(err, wire.ErrMalformed) && !errors.Is(err, wire.ErrNotFound) && !errors.Is(err, wire.ErrUnsupported) {
-			t.Fatalf("SetToolResult error %v is not a documented one", err)
+		if req, err := wire.ParseRequest(k, "", body); err == nil {
+			answers := req.Answers()
+			for i, r := range req.ToolResults {
+				if p := answers[i]; p < -1 || p >= len(req.ToolCalls) {
+					t.Fatalf("Answers()[%d] = %d, with %d calls", i, p, len(req.ToolCalls))
+				}
+				if _, shape, err := r.Output(k); err == nil {
+					if _, err := wire.SetOutput(body, r.Path, shape, []byte(`{"v":1}`)); err != nil && !errors.Is(err, wire.ErrMalformed) {
+						t.Fatalf("SetOutput error %v does not wrap ErrMalformed", err)
+					}
+				}
+			}
 		}
 	})
 }

@@ -193,7 +193,7 @@ func orEmptyObject(b []byte) []byte {
 	return b
 }
 
-// SyntheticID is the key under which RewriteCallIDs and SetToolResult know a
+// SyntheticID is the key under which RewriteCallIDs and Request.Answers know a
 // tool call that has no id on the wire (usual for Gemini, and for Ollama as
 // its documentation shows it): "#" + name + "#" + n, meaning the n-th call to
 // the function name (n from 1) among the id-less calls of one body, counted

@@ -79,6 +79,16 @@ func (k Kind) Provider() string {
 	return ""
 }
 
+// CallsTools reports whether the API carries tool calls and tool results:
+// every kind but embeddings, generic and unknown ones.
+func (k Kind) CallsTools() bool {
+	switch k {
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
+		return true
+	}
+	return false
+}
+
 // GeminiModel returns the model named by a Gemini path, the segment after
 // "models/" (or "tunedModels/") up to the ":method" suffix:
 // "gemini-2.0-flash" for /v1beta/models/gemini-2.0-flash:generateContent.

@@ -8,14 +8,15 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ToolCall is a function call made by the model: in a response, or echoed in
-// the history of a later request.
+// ToolCall is a function call made by the model: in a response, echoed in
+// the history of a later request, or built in provider-neutral terms
+// (package presets).
 type ToolCall struct {
 	// ID is the call's id on the wire: tool_calls[].id (OpenAI chat),
 	// call_id (Responses; not the item's "fc_…" id), tool_use id
 	// (Anthropic), functionCall.id (Gemini), tool_calls[].id (Ollama). It is
 	// "" when the wire carries none, as Gemini and Ollama usually do; such a
-	// call is known to RewriteCallIDs and SetToolResult by its SyntheticID.
+	// call is known to RewriteCallIDs and Request.Answers by its SyntheticID.
 	ID string
 	// Name is the function name.
 	Name string
@@ -34,7 +35,8 @@ type ToolCall struct {
 	Path string
 }
 
-// ToolResult is a tool-result turn (or block, or part) in a request.
+// ToolResult is a tool-result turn (or block, or part) in a request, or a
+// tool's result in provider-neutral terms.
 type ToolResult struct {
 	// CallID is the id of the call it answers: tool_call_id, call_id,
 	// tool_use_id or functionResponse.id; "" when the wire carries none.
@@ -43,16 +45,19 @@ type ToolResult struct {
 	// name, Ollama tool_name, OpenAI name), else that of the call with
 	// CallID echoed in the same request, else "".
 	Name string
-	// Content is the raw JSON value sent as the result: a JSON string stays a
-	// JSON string token (quotes and escapes included), an Anthropic array of
-	// text blocks stays an array, a Gemini functionResponse.response is the
-	// object. It is nil when the field is absent.
+	// Content is the raw JSON value of the result. Read from a request, it
+	// is the value as sent: a JSON string stays a JSON string token (quotes
+	// and escapes included), an Anthropic array of text blocks stays an
+	// array, a Gemini functionResponse.response is the object, and Output
+	// finds the tool's own output in it; it is nil when the field is absent.
+	// A result built in provider-neutral terms (package presets, a fixture)
+	// holds the tool's output itself, as canonical JSON.
 	Content []byte
 	// IsError is Anthropic's is_error, or for Gemini a response object with
 	// an "error" member. OpenAI and Ollama carry no such flag.
 	IsError bool
 	// Path is the gjson path of Content in the request body (set even when
-	// Content is absent, where SetToolResult would put it).
+	// Content is absent, where SetOutput would put it).
 	Path string
 }
 
@@ -67,6 +72,19 @@ type Turn struct {
 	// Path is the gjson path of the entry: "messages.3", "contents.2",
 	// "input.1", or "input" / "prompt" when that is a single string.
 	Path string
+}
+
+// Raw returns the turn's JSON text in body, the request body the turn was
+// read from, or nil when it is not there.
+func (t Turn) Raw(body []byte) []byte {
+	r := gjson.GetBytes(body, t.Path)
+	if !r.Exists() {
+		return nil
+	}
+	if r.Index > 0 && r.Index+len(r.Raw) <= len(body) {
+		return body[r.Index : r.Index+len(r.Raw)]
+	}
+	return []byte(r.Raw)
 }
 
 // Request is what a request body says, in provider-neutral terms.

@@ -2,12 +2,10 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
 )
 
 // RewriteCallIDs replaces tool call ids in a request body or in a response
@@ -266,69 +264,4 @@ func applyEdits(body []byte, edits []edit) []byte {
 		pos = e.end
 	}
 	return append(out, body[pos:]...)
-}
-
-// SetToolResult rewrites the result of call callID in a request body to
-// content, which must be JSON. Where the wire carries the result as a string
-// (OpenAI chat content, Responses output, Ollama content, Anthropic
-// tool_result content) the value becomes a JSON string holding the compact
-// JSON of content; for Gemini, functionResponse.response becomes the compact
-// content, which must then be an object. Nothing else changes: other fields
-// (is_error included) and every byte outside the value stay as they were.
-//
-// callID is the result's CallID, or a SyntheticID to address the n-th id-less
-// result for a function name (see RewriteCallIDs). If several results answer
-// callID, all are set. No such result is an error wrapping ErrNotFound; a
-// kind without tool results (embeddings, generic, unknown) is ErrUnsupported.
-func SetToolResult(kind Kind, body []byte, callID string, content []byte) ([]byte, error) {
-	switch kind {
-	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
-	default:
-		return nil, fmt.Errorf("%s: set tool result: %w: no tool results in this API", kind, ErrUnsupported)
-	}
-	var compact bytes.Buffer
-	if d, _ := depth(content); d > maxDepth {
-		return nil, fmt.Errorf("%s: set tool result %q: %w: content nested deeper than %d", kind, callID, ErrMalformed, maxDepth)
-	}
-	if err := json.Compact(&compact, content); err != nil {
-		return nil, fmt.Errorf("%s: set tool result %q: %w: content: %v", kind, callID, ErrMalformed, err)
-	}
-	value := compact.Bytes()
-	if kind == KindGemini {
-		if value[0] != '{' {
-			return nil, fmt.Errorf("%s: set tool result %q: %w: functionResponse.response must be a JSON object", kind, callID, ErrMalformed)
-		}
-	} else {
-		value = quote(compact.String())
-	}
-	req, err := ParseRequest(kind, "", body)
-	if err != nil {
-		return nil, err
-	}
-	var paths []string
-	for _, r := range req.ToolResults {
-		if r.CallID == callID && callID != "" {
-			paths = append(paths, r.Path)
-		}
-	}
-	if name, n, ok := parseSynthetic(callID); ok && len(paths) == 0 {
-		for _, r := range req.ToolResults {
-			if r.CallID == "" && r.Name == name {
-				if n--; n == 0 {
-					paths = append(paths, r.Path)
-					break
-				}
-			}
-		}
-	}
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s: set tool result %q: %w: no tool result answers that call", kind, callID, ErrNotFound)
-	}
-	out := body
-	for _, p := range paths {
-		if out, err = sjson.SetRawBytes(out, p, value); err != nil {
-			return nil, fmt.Errorf("%s: set tool result %q: %s: %w: %v", kind, callID, p, ErrMalformed, err)
-		}
-	}
-	return out, nil
 }

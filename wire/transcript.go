@@ -52,11 +52,11 @@ func Transcript(kind Kind, path string, body []byte) ([]Message, error) {
 		}
 		return out, nil
 	}
-	byTurn := make(map[string]int, len(req.Turns))
+	byTurn := make(map[int]int, len(req.Turns)) // turn index → message
 	for _, t := range req.Turns {
 		m := Message{Role: t.Role, Path: t.Path}
 		readTurn(kind, doc.Get(t.Path), &m)
-		byTurn[t.Path] = len(out)
+		byTurn[t.Index] = len(out)
 		out = append(out, m)
 	}
 	for _, c := range req.ToolCalls {
@@ -70,14 +70,6 @@ func Transcript(kind Kind, path string, body []byte) ([]Message, error) {
 		}
 	}
 	return out, nil
-}
-
-// turnOf is the path of the turn that a path inside a request body falls
-// in: its first two segments ("messages.3" of "messages.3.tool_calls.0").
-func turnOf(path string) string {
-	key, rest, _ := strings.Cut(path, ".")
-	idx, _, _ := strings.Cut(rest, ".")
-	return key + "." + idx
 }
 
 // systemOf returns the system prompt kept outside the conversation, and its

@@ -72,8 +72,8 @@ func sampleCassette(t *testing.T, path string, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Append(x, key, shape); err != nil {
-			t.Fatal(err)
+		if res, err := c.AppendAll([]cassette.Keyed{{Interaction: x, Key: key, Shape: shape}}); err != nil || res[0].Err != nil {
+			t.Fatal(err, res)
 		}
 	}
 }

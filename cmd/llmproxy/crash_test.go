@@ -241,6 +241,25 @@ func TestProcesses(t *testing.T) {
 	bin := buildLLMProxy(t)
 	t.Run("crash", func(t *testing.T) { t.Parallel(); testCrash(t, bin) })
 	t.Run("second writer", func(t *testing.T) { t.Parallel(); testSecondWriter(t, bin) })
+	t.Run("sigterm after listening", func(t *testing.T) { t.Parallel(); testSigtermAfterListening(t, bin) })
+}
+
+// testSigtermAfterListening: a SIGTERM sent the moment the listening line is
+// read is a clean shutdown with exit 0, every time. The signal handlers must
+// be in place before the line is printed; if they are not, the default
+// action of SIGTERM ends the process now and then.
+func testSigtermAfterListening(t *testing.T, bin string) {
+	path := demoCopy(t)
+	const runs = 40
+	for i := range runs {
+		p := startProc(t, bin, true, "replay", "--cassette", path, "--listen", "127.0.0.1:0")
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(t); code != 0 {
+			t.Fatalf("run %d of %d: SIGTERM right after the listening line gave exit %d (-1: killed by the signal), want 0; stderr:\n%s", i+1, runs, code, p.stderr)
+		}
+	}
 }
 
 // testCrash: each round starts `llmproxy record`, completes n interactions

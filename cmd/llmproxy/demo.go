@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,20 +13,19 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/cassettes"
-	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // demoQuestion is the user turn of the demo conversation.
 const demoQuestion = "What's the weather in Paris?"
 
 // runDemo replays the bundled demo cassette through an in-process proxy on a
-// free port and a real openai-go client, and prints the conversation.
+// free port and the demo application (an OpenAI chat client over plain
+// HTTP), and prints the conversation.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("demo", stderr)
 	if err := parseFlags(fs, args, nil); err != nil {
@@ -45,7 +46,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// The application's weather tool answers from the cassette's fixture:
 	// the cassette is scrubbed, so the call is call_weather and its result
 	// a weather preset fixture.
-	weather, err := presets.NewCassetteExecutor(path)
+	weather, err := fixture.NewCassetteExecutor(path)
 	if err != nil {
 		return fmt.Errorf("demo: bundled cassette: %w", err)
 	}
@@ -90,69 +91,140 @@ func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // demoTool runs the demo application's weather tool: a real weather
-// service when the cassette is recorded, presets.Executor on the scrubbed
+// service when the cassette is recorded, fixture.Executor on the scrubbed
 // cassette when the demo replays it.
 type demoTool interface {
-	Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error)
+	Execute(ctx context.Context, call wire.ToolCall) (wire.ToolResult, error)
 }
 
+// The demo application's request, as an OpenAI chat client writes it. The
+// field order is the one the cassette was recorded with.
+type (
+	chatRequest struct {
+		Messages      []chatMessage `json:"messages"`
+		Model         string        `json:"model"`
+		StreamOptions streamOptions `json:"stream_options"`
+		Tools         []chatTool    `json:"tools"`
+		Stream        bool          `json:"stream"`
+	}
+	chatMessage struct {
+		Content    string         `json:"content,omitempty"`
+		ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+		ToolCallID string         `json:"tool_call_id,omitempty"`
+		Role       string         `json:"role"`
+	}
+	chatToolCall struct {
+		ID       string       `json:"id"`
+		Function chatFunction `json:"function"`
+		Type     string       `json:"type"`
+	}
+	chatFunction struct {
+		Arguments string `json:"arguments"`
+		Name      string `json:"name"`
+	}
+	chatTool struct {
+		Function toolDefinition `json:"function"`
+		Type     string         `json:"type"`
+	}
+	toolDefinition struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+)
+
+// weatherParameters is the JSON schema of the weather tool's arguments.
+const weatherParameters = `{"additionalProperties":false,"properties":{"location":{"type":"string"},"unit":{"enum":["celsius","fahrenheit"],"type":"string"}},"required":["location"],"type":"object"}`
+
+// maxDemoResponse bounds what the demo reads of one answer.
+const maxDemoResponse = 1 << 20
+
 // demoConversation is the demo application: a streamed tool loop with a
-// weather tool, printed as it goes. The same code recorded the cassette.
+// weather tool over plain HTTP, printed as it goes. The same code recorded
+// the cassette.
 func demoConversation(ctx context.Context, baseURL string, w io.Writer, weather demoTool) error {
-	client := openai.NewClient(option.WithBaseURL(baseURL), option.WithAPIKey("sk-demo-not-a-real-key"), option.WithMaxRetries(0))
-	params := openai.ChatCompletionNewParams{
-		Model: openai.ChatModelGPT4oMini,
-		Messages: []openai.ChatCompletionMessageParamUnion{
-			openai.UserMessage(demoQuestion),
-		},
-		Tools: []openai.ChatCompletionToolUnionParam{
-			openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
-				Name:        "weather",
-				Description: openai.String("Current weather for a location."),
-				Parameters: openai.FunctionParameters{
-					"type": "object",
-					"properties": map[string]any{
-						"location": map[string]any{"type": "string"},
-						"unit":     map[string]any{"type": "string", "enum": []string{"celsius", "fahrenheit"}},
-					},
-					"required":             []string{"location"},
-					"additionalProperties": false,
-				},
-			}),
-		},
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	req := chatRequest{
+		Messages:      []chatMessage{{Role: "user", Content: demoQuestion}},
+		Model:         "gpt-4o-mini",
+		StreamOptions: streamOptions{IncludeUsage: true},
+		Tools: []chatTool{{Type: "function", Function: toolDefinition{
+			Name:        "weather",
+			Description: "Current weather for a location.",
+			Parameters:  json.RawMessage(weatherParameters),
+		}}},
+		Stream: true,
 	}
 	fmt.Fprintf(w, "user: %s\n", demoQuestion)
 	for turn := 0; turn < 4; turn++ {
-		stream := client.Chat.Completions.NewStreaming(ctx, params)
-		var acc openai.ChatCompletionAccumulator
-		for stream.Next() {
-			acc.AddChunk(stream.Current())
+		answer, err := demoTurn(ctx, baseURL+"chat/completions", req)
+		if err != nil {
+			return fmt.Errorf("turn %d: %w", turn+1, err)
 		}
-		if err := stream.Err(); err != nil {
-			return err
-		}
-		if len(acc.Choices) == 0 {
-			return errors.New("the model sent no choice")
-		}
-		msg := acc.Choices[0].Message
-		if len(msg.ToolCalls) == 0 {
-			fmt.Fprintf(w, "assistant: %s\n", msg.Content)
+		if len(answer.ToolCalls) == 0 {
+			fmt.Fprintf(w, "assistant: %s\n", answer.Text)
 			return nil
 		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		for _, tc := range msg.ToolCalls {
-			fmt.Fprintf(w, "assistant calls %s(%s) [%s]\n", tc.Function.Name, tc.Function.Arguments, tc.ID)
-			if tc.Function.Name != "weather" {
-				return fmt.Errorf("unexpected tool %q", tc.Function.Name)
+		echo := chatMessage{Role: "assistant", Content: answer.Text}
+		var results []chatMessage
+		for _, tc := range answer.ToolCalls {
+			fmt.Fprintf(w, "assistant calls %s(%s) [%s]\n", tc.Name, tc.Arguments, tc.ID)
+			if tc.Name != "weather" {
+				return fmt.Errorf("unexpected tool %q", tc.Name)
 			}
-			result, err := weather.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
+			echo.ToolCalls = append(echo.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatFunction{Name: tc.Name, Arguments: string(tc.Arguments)}})
+			result, err := weather.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "tool %s → %s\n", tc.Function.Name, result.Content)
-			params.Messages = append(params.Messages, openai.ToolMessage(string(result.Content), tc.ID))
+			fmt.Fprintf(w, "tool %s → %s\n", tc.Name, result.Content)
+			results = append(results, chatMessage{Role: "tool", Content: string(result.Content), ToolCallID: tc.ID})
 		}
+		req.Messages = append(append(req.Messages, echo), results...)
 	}
 	return errors.New("no final answer after 4 turns")
+}
+
+// demoTurn sends one chat request and reads its streamed answer with wire's
+// reader. An error status is returned with the message the proxy sent (for
+// a miss, why the request matched no recording).
+func demoTurn(ctx context.Context, url string, req chatRequest) (wire.Response, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return wire.Response{}, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return wire.Response{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(hreq)
+	if err != nil {
+		return wire.Response{}, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDemoResponse+1))
+	if err != nil {
+		return wire.Response{}, fmt.Errorf("POST %s: reading the answer: %w", url, err)
+	}
+	if len(data) > maxDemoResponse {
+		return wire.Response{}, fmt.Errorf("POST %s: answer larger than %d bytes", url, maxDemoResponse)
+	}
+	answer, err := wire.ParseResponse(wire.KindOpenAIChat, wire.DetectFraming(resp.Header.Get("Content-Type")), data)
+	if resp.StatusCode != http.StatusOK {
+		if answer.Error != "" {
+			return wire.Response{}, fmt.Errorf("POST %s: %s: %s", url, resp.Status, answer.Error)
+		}
+		return wire.Response{}, fmt.Errorf("POST %s: %s", url, resp.Status)
+	}
+	if err != nil {
+		return wire.Response{}, fmt.Errorf("POST %s: %w", url, err)
+	}
+	if answer.Error != "" {
+		return wire.Response{}, fmt.Errorf("POST %s: the model sent an error: %s", url, answer.Error)
+	}
+	return answer, nil
 }

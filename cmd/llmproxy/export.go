@@ -120,8 +120,9 @@ func defaultMatcher() (*match.Matcher, error) {
 }
 
 // replaceCassette writes ct as the whole contents of the cassette at path:
-// a new cassette is built beside it and renamed into place; an existing one
-// (only with force) is rewritten in one transaction under its lock.
+// a new cassette is built beside it and put in place whole
+// (cassette.WriteFile); an existing one (only with force) is rewritten in
+// one transaction under its lock.
 func replaceCassette(path string, ct *cassette.Contents, m *match.Matcher, force bool) error {
 	if _, err := os.Stat(path); err == nil {
 		c, err := cassette.Open(path, cassette.Options{Version: version})
@@ -136,23 +137,7 @@ func replaceCassette(path string, ct *cassette.Contents, m *match.Matcher, force
 		}
 		return c.Replace(ct, proxy.Keys(m))
 	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
-	os.Remove(tmp)
-	c, err := cassette.Open(tmp, cassette.Options{Version: version})
-	if err != nil {
-		return fmt.Errorf("--cassette %s: %w", path, err)
-	}
-	if err := c.Replace(ct, proxy.Keys(m)); err != nil {
-		c.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := c.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := cassette.WriteFile(path, ct, proxy.Keys(m), cassette.Options{Version: version}); err != nil {
 		return fmt.Errorf("--cassette %s: %w", path, err)
 	}
 	return nil

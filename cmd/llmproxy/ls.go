@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -36,7 +35,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPROVIDER\tKIND\tMETHOD\tPATH\tSTATUS\tSTREAM\tTOOL CALLS")
 	err = c.ForEach(func(i *cassette.Interaction) error {
-		s := proxy.Summarize(i)
+		s := cassette.Summarize(i)
 		provider := s.Provider
 		if provider == "" {
 			provider = "-"
@@ -54,10 +53,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if len(calls) > 0 {
 			tools = strings.Join(calls, "; ")
 		}
-		path := s.Path
-		if s.Upstream != proxy.DefaultUpstreamName {
-			path = "/" + s.Upstream + s.Path
-		}
+		path := cassette.ProxyPath(s.Upstream, s.Path)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, provider, s.Kind, s.Method, path, s.Status, stream, tools)
 		return nil
 	})
@@ -71,7 +67,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // compacted (Gemini sends them pretty-printed, across lines). A call without
 // an id on the wire (Gemini's usually) shows the key scrub and the wire
 // package know it by, wire.SyntheticID: "#name#n".
-func callLabel(tc proxy.ToolCall, idless map[string]int) string {
+func callLabel(tc cassette.ToolCall, idless map[string]int) string {
 	args := []byte(tc.Arguments)
 	var buf bytes.Buffer
 	if json.Compact(&buf, args) == nil {

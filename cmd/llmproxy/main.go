@@ -11,33 +11,104 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 )
-
-// version is stamped into new cassettes' metadata.
-var version = "0.1.0-dev"
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `llmproxy records and replays LLM provider APIs.
+// command is one subcommand: its name, the one sentence (a verb phrase) that
+// says what it does, its arguments, and how it runs.
+type command struct {
+	name, summary, synopsis string
+	run                     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
 
-Usage:
-  llmproxy record  --cassette FILE [--listen ADDR] [--upstream URL] [--upstream NAME=URL]...
-  llmproxy replay  --cassette FILE [--listen ADDR] [--pace instant|recorded] [--on-exhausted reject|repeat-last|restart]
-  llmproxy auto    --cassette FILE [--listen ADDR] [--upstream ...]
-  llmproxy scrub   --cassette FILE [--map TOOL=PRESET]... [--out FILE] [--strict]
-  llmproxy export  --cassette FILE [--out FILE]
-  llmproxy import  --in FILE --cassette FILE
-  llmproxy ls      --cassette FILE
-  llmproxy presets [NAME] [--json]
-  llmproxy demo
-  llmproxy view    --cassette FILE [--listen ADDR]
+// commands lists the subcommands in the order the usage shows them.
+func commands() []command {
+	serve := func(name string) func(context.Context, []string, io.Writer, io.Writer) error {
+		return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runServe(ctx, name, args, stdout, stderr, signals)
+		}
+	}
+	return []command{
+		{"record", "forwards each request to its provider, streams the answer back and stores the interaction in a cassette",
+			"--cassette FILE | --cassette-dir DIR [flags]", serve("record")},
+		{"replay", "answers each request from a cassette, byte for byte, and never contacts a provider",
+			"--cassette FILE | --cassette-dir DIR [flags]", serve("replay")},
+		{"auto", "replays the requests a cassette holds and records the ones it does not",
+			"--cassette FILE | --cassette-dir DIR [flags]", serve("auto")},
+		{"scrub", "rewrites a cassette's calls to preset tools, and their results, into fixtures, so that replayed tools never run",
+			"--cassette FILE [--map TOOL=PRESET]... [--out FILE] [--strict]", runScrub},
+		{"export", "writes a cassette as stable, pretty JSON",
+			"--cassette FILE [--out FILE]", runExport},
+		{"import", "builds a cassette from an export",
+			"--in FILE --cassette FILE [--force]", runImport},
+		{"ls", "lists a cassette's interactions, one line each",
+			"--cassette FILE", runLs},
+		{"presets", "lists the function-tool presets, or prints one preset's JSON Schemas",
+			"[NAME] [--json]", nil},
+		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",
+			"", runDemo},
+		{"view", "serves the web view of a cassette alone, read-only, and never contacts a provider",
+			"--cassette FILE | --scenario FILE [--listen ADDR]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				return runView(ctx, args, stdout, stderr, signals)
+			}},
+		{"version", "prints llmproxy's version", "", runVersion},
+		{"help", "lists the commands, or with COMMAND prints that command's help", "[COMMAND]", runHelp},
+	}
+}
 
-Run 'llmproxy COMMAND -h' for a command's flags. Every flag can also be set
-with an environment variable LLMPROXY_<FLAG>, e.g. LLMPROXY_CASSETTE.
-`
+// writeUsage writes the usage: what llmproxy is, its version, and each
+// command with its one-sentence job.
+func writeUsage(w io.Writer) {
+	fmt.Fprintf(w, "llmproxy %s records and replays LLM provider APIs.\n\nUsage: llmproxy COMMAND [flags]\n\nCommands:\n", version)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprint(w, `
+Run 'llmproxy COMMAND -h' for what a command takes. Every flag can also be
+set with an environment variable LLMPROXY_<FLAG>, e.g. LLMPROXY_CASSETTE.
+`)
+}
+
+// runHelp is `llmproxy help [COMMAND]`: the usage, or that command's help,
+// on stdout.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("help", stderr)
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	switch fs.NArg() {
+	case 0:
+		writeUsage(stdout)
+		return nil
+	case 1:
+		if name := fs.Arg(0); name == "presets" {
+			runPresets(ctx, []string{"-h"}, stdout, stdout)
+			return nil
+		} else if cmd, ok := findCommand(name); ok {
+			return cmd.run(ctx, []string{"-h"}, stdout, stdout)
+		}
+		return usagef("help: unknown command %q\nRun 'llmproxy help' for the commands.", fs.Arg(0))
+	}
+	return usagef("help: want at most one command, got %d", fs.NArg())
+}
+
+// findCommand returns the command called name.
+func findCommand(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
@@ -48,39 +119,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		writeUsage(stderr)
 		return 2
 	}
-	cmd, rest := args[0], args[1:]
-	var err error
-	switch cmd {
-	case "record", "replay", "auto":
-		err = runServe(ctx, cmd, rest, stdout, stderr, signals)
-	case "export":
-		err = runExport(ctx, rest, stdout, stderr)
-	case "import":
-		err = runImport(ctx, rest, stdout, stderr)
-	case "ls":
-		err = runLs(ctx, rest, stdout, stderr)
-	case "scrub":
-		err = runScrub(ctx, rest, stdout, stderr)
-	case "demo":
-		err = runDemo(ctx, rest, stdout, stderr)
-	case "view":
-		err = runView(ctx, rest, stdout, stderr, signals)
+	name, rest := args[0], args[1:]
+	switch name {
 	case "presets":
 		return runPresets(ctx, rest, stdout, stderr)
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	case "version", "--version":
-		fmt.Fprintln(stdout, "llmproxy", version)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "llmproxy: unknown command %q\n\n%s", cmd, usage)
+	case "-h", "-help", "--help":
+		name = "help"
+	case "-version", "--version":
+		name = "version"
+	}
+	cmd, ok := findCommand(name)
+	if !ok {
+		fmt.Fprintf(stderr, "llmproxy: unknown command %q\nRun 'llmproxy help' for the commands.\n", name)
 		return 2
 	}
-	return exitCode(err, stderr)
+	return exitCode(cmd.run(ctx, rest, stdout, stderr), stderr)
 }
 
 // usageError is a command-line mistake: exit code 2.
@@ -101,23 +157,24 @@ func (e *exitError) Error() string { return e.msg }
 // errHelp means -h was asked for; the usage is already printed.
 var errHelp = errors.New("help requested")
 
+// exitCode prints err, if any, as one "llmproxy: " message on stderr and
+// returns the exit code it stands for.
 func exitCode(err error, stderr io.Writer) int {
 	var ue *usageError
 	var ee *exitError
+	code, msg := 1, ""
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, errHelp):
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "llmproxy: %v\n", err)
-		return 2
+		code, msg = 2, err.Error()
 	case errors.As(err, &ee):
-		fmt.Fprintf(stderr, "llmproxy: %v\n", ee.msg)
-		return ee.code
+		code, msg = ee.code, ee.msg
+	default:
+		msg = err.Error()
 	}
-	fmt.Fprintf(stderr, "llmproxy: %v\n", err)
-	return 1
+	fmt.Fprintf(stderr, "llmproxy: %s\n", strings.TrimPrefix(msg, "llmproxy: "))
+	return code
 }
 
 // signals delivers SIGINT and SIGTERM.

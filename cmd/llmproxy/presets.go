@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -19,27 +17,14 @@ import (
 func runPresets(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	_ = ctx // the command does no I/O worth cancelling
 
-	fs := flag.NewFlagSet("llmproxy presets", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("presets", stderr)
 	asJSON := fs.Bool("json", false, "print JSON: the whole catalogue, or the one preset")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: llmproxy presets [NAME] [--json]
-
-Without NAME, lists the function-tool presets. With NAME, prints that
-preset's argument, result and error JSON Schemas.
-
-`)
-		fs.PrintDefaults()
-	}
 
 	// Flags may come before or after NAME.
 	var names []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2 // the flag package has printed the problem and the usage
+		if err := parseFlags(fs, rest, nil); err != nil {
+			return exitCode(err, stderr)
 		}
 		if fs.NArg() == 0 {
 			break

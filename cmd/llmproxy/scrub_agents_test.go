@@ -3,7 +3,7 @@ package main
 // The example agent's shape — ask, run the tools the model calls, send their
 // results, repeat until an answer — on the other providers' official SDKs,
 // for the scrub end-to-end tests. Each sends a tool's result exactly as its
-// Tools gave it, which is what lets presets.Executor stand in for the real
+// Tools gave it, which is what lets fixture.Executor stand in for the real
 // tools in replay.
 
 import (
@@ -21,6 +21,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/examples/agent"
 	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // providerAgent runs one conversation through a proxy at base.
@@ -96,7 +97,7 @@ func responsesAgent(ctx context.Context, base string, tools agent.Tools, prompt 
 		}
 		for _, fc := range calls {
 			input = append(input, responses.ResponseInputItemParamOfFunctionCall(fc.Arguments, fc.CallID, fc.Name))
-			res, err := tools.Execute(ctx, presets.ToolCall{ID: fc.CallID, Name: fc.Name, Arguments: json.RawMessage(fc.Arguments)})
+			res, err := tools.Execute(ctx, wire.ToolCall{ID: fc.CallID, Name: fc.Name, Arguments: json.RawMessage(fc.Arguments)})
 			if err != nil {
 				return "", err
 			}
@@ -148,7 +149,7 @@ func anthropicAgent(ctx context.Context, base string, tools agent.Tools, prompt 
 				text += b.Text
 			case "tool_use":
 				tu := b.AsToolUse()
-				res, err := tools.Execute(ctx, presets.ToolCall{ID: tu.ID, Name: tu.Name, Arguments: tu.Input})
+				res, err := tools.Execute(ctx, wire.ToolCall{ID: tu.ID, Name: tu.Name, Arguments: tu.Input})
 				if err != nil {
 					return "", err
 				}
@@ -227,7 +228,7 @@ func geminiAgent(ctx context.Context, base string, tools agent.Tools, prompt str
 			if err != nil {
 				return "", err
 			}
-			res, err := tools.Execute(ctx, presets.ToolCall{ID: fc.ID, Name: fc.Name, Arguments: args})
+			res, err := tools.Execute(ctx, wire.ToolCall{ID: fc.ID, Name: fc.Name, Arguments: args})
 			if err != nil {
 				return "", err
 			}

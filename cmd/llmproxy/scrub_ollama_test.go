@@ -30,9 +30,10 @@ import (
 	"testing"
 
 	"github.com/llmproxy/llmproxy/examples/agent"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/fake"
-	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // ollamaModel is the model the Ollama agent asks for.
@@ -110,7 +111,7 @@ func ollamaNameOnlyAgent(ctx context.Context, base string, tools agent.Tools, pr
 
 // ollamaBareAgent is ollamaNameOnlyAgent whose echo of the assistant
 // message leaves out the calls' ids. It still hands each id to its tools,
-// which presets.Executor needs.
+// which fixture.Executor needs.
 func ollamaBareAgent(ctx context.Context, base string, tools agent.Tools, prompt string, stream bool) (string, error) {
 	return ollamaClient{}.run(ctx, base, tools, prompt, stream)
 }
@@ -151,10 +152,10 @@ func (cl ollamaClient) run(ctx context.Context, base string, tools agent.Tools, 
 // ollamaToolMessage runs one call and returns the tool message that answers
 // it: the result as Tools gave it, the function's name, and, with sendID,
 // the call's id when the call carried one (as geminiAgent sends it back with
-// the answer). The tools get the call's id either way: presets.Executor
+// the answer). The tools get the call's id either way: fixture.Executor
 // finds the fixture by it.
 func ollamaToolMessage(ctx context.Context, tools agent.Tools, tc ollamaToolCall, sendID bool) (ollamaMessage, error) {
-	res, err := tools.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	res, err := tools.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	if err != nil {
 		return ollamaMessage{}, err
 	}
@@ -278,7 +279,7 @@ func TestScrubOllamaIDlessClients(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "2 tool call(s) substituted, 0 left unchanged") {
 		t.Fatalf("scrub: exit %d: %s%s", code, out, errs)
 	}
-	exec, err := presets.NewCassetteExecutor(path)
+	exec, err := fixture.NewCassetteExecutor(path)
 	if err != nil {
 		t.Fatal(err)
 	}

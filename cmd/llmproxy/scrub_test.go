@@ -17,9 +17,10 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/examples/agent"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/fake"
-	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // The two conversations every end-to-end test records: the model asks for
@@ -114,7 +115,7 @@ func (rp *scrubProxy) Close() {
 
 // unused stops serving, waiting for every handler to finish, and returns
 // the interactions the proxy did not consume.
-func (rp *scrubProxy) unused(t *testing.T) map[string][]proxy.Summary {
+func (rp *scrubProxy) unused(t *testing.T) map[string][]cassette.Summary {
 	t.Helper()
 	rp.srv.Close()
 	u, err := rp.p.AllUnused()
@@ -150,7 +151,7 @@ func exportBytes(t *testing.T, path string) []byte {
 // TestScrubEndToEnd records a tool-using agent on each provider, streamed
 // and not, with tools that really write a file and run a command; scrubs
 // the cassette; and replays it with the upstream gone and the tools swapped
-// for presets.Executor: the same answers, no file written, no command run.
+// for fixture.Executor: the same answers, no file written, no command run.
 func TestScrubEndToEnd(t *testing.T) {
 	providers := []struct {
 		name   string
@@ -235,9 +236,9 @@ func TestScrubEndToEnd(t *testing.T) {
 				var tools agent.Tools
 				var err error
 				if stream {
-					tools, err = presets.NewProxyExecutor(rep.URL)
+					tools, err = fixture.NewProxyExecutor(rep.URL)
 				} else {
-					tools, err = presets.NewCassetteExecutor(path)
+					tools, err = fixture.NewCassetteExecutor(path)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -291,9 +292,9 @@ func recordAgent(t *testing.T, stream bool) (path, work string) {
 
 // changedTools answers like fixtures, except that shell reports another
 // output: what an application that ran its real tool would send.
-type changedTools struct{ fixtures *presets.Executor }
+type changedTools struct{ fixtures *fixture.Executor }
 
-func (c changedTools) Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error) {
+func (c changedTools) Execute(ctx context.Context, call wire.ToolCall) (wire.ToolResult, error) {
 	res, err := c.fixtures.Execute(ctx, call)
 	if call.Name == "shell" {
 		res.Content = []byte(`{"exitCode":0,"stderr":"","stdout":"something else\n"}`)
@@ -308,7 +309,7 @@ func TestScrubReplayChangedResultIsMiss(t *testing.T) {
 	if code, out, errs := runCLI(t, "scrub", "--cassette", path); code != 0 {
 		t.Fatalf("scrub: exit %d: %s%s", code, out, errs)
 	}
-	exec, err := presets.NewCassetteExecutor(path)
+	exec, err := fixture.NewCassetteExecutor(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,6 +333,38 @@ func TestScrubReplayChangedResultIsMiss(t *testing.T) {
 	// The other conversation, with results equal to its fixtures, replays.
 	if _, err := chatAgent(context.Background(), rep.URL, changedTools{exec}, writePrompt, false); err != nil {
 		t.Errorf("replay of the unchanged conversation: %v", err)
+	}
+}
+
+// TestScrubReplayResultComparedAsValue replays a scrubbed cassette with an
+// application that writes its tool result as Python's json.dumps does
+// (spaces after separators, its own key order, 21.0 for 21): the same JSON
+// value as the fixture, so a hit. A genuinely different value is a miss
+// that names the call and the value inside the result.
+func TestScrubReplayResultComparedAsValue(t *testing.T) {
+	good, _ := weatherLoops()
+	path := recordWeather(t, good)
+	if code, out, errs := runCLI(t, "scrub", "--cassette", path, "--map", "get_weather=weather"); code != 0 || !strings.Contains(out, "call_weather") {
+		t.Fatalf("scrub: exit %d: %s%s", code, out, errs)
+	}
+	ctx := context.Background()
+	rep := startScrubProxy(t, proxy.ModeReplay, path, "")
+	dumps := staticTools{"get_weather": `{"location": "Paris", "temperature": 21.0, "unit": "celsius", "condition": "sunny"}`}
+	answer, err := runChatLoop(ctx, rep.URL, dumps, "weather question A", "get_weather")
+	if err != nil || answer != good.Answer {
+		t.Fatalf("replay with a json.dumps-style result: %q, %v; want the recorded answer %q", answer, err, good.Answer)
+	}
+	rep.Close()
+	rep = startScrubProxy(t, proxy.ModeReplay, path, "") // every interaction unused again
+	other := staticTools{"get_weather": `{"location": "Paris", "temperature": 22.0, "unit": "celsius", "condition": "sunny"}`}
+	_, err = runChatLoop(ctx, rep.URL, other, "weather question A", "get_weather")
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Type != "cassette_miss" {
+		t.Fatalf("replay with another temperature: %v, want a 400 cassette_miss", err)
+	}
+	want := "tool result for call call_weather differs from its fixture at messages.2.content, in the result at temperature: got 22.0, fixture 21"
+	if !strings.Contains(apiErr.Message, want) {
+		t.Errorf("miss message lacks %q:\n%s", want, apiErr.Message)
 	}
 }
 
@@ -402,12 +435,12 @@ func TestScrubOut(t *testing.T) {
 // staticTools answers each tool by name with fixed output.
 type staticTools map[string]string
 
-func (st staticTools) Execute(_ context.Context, call presets.ToolCall) (presets.ToolResult, error) {
+func (st staticTools) Execute(_ context.Context, call wire.ToolCall) (wire.ToolResult, error) {
 	out, ok := st[call.Name]
 	if !ok {
-		return presets.ToolResult{}, errors.New("no tool " + call.Name)
+		return wire.ToolResult{}, errors.New("no tool " + call.Name)
 	}
-	return presets.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
+	return wire.ToolResult{CallID: call.ID, Name: call.Name, Content: []byte(out)}, nil
 }
 
 // runChatLoop is an application offering one weather-like tool named name.
@@ -432,7 +465,7 @@ func runChatLoop(ctx context.Context, base string, tools agent.Tools, prompt, na
 		}
 		params.Messages = append(params.Messages, msg.ToParam())
 		for _, tc := range msg.ToolCalls {
-			res, err := tools.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
+			res, err := tools.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: []byte(tc.Function.Arguments)})
 			if err != nil {
 				return "", err
 			}
@@ -498,11 +531,11 @@ func TestScrubMap(t *testing.T) {
 		if !strings.Contains(out, "1 tool call(s) substituted") || !strings.Contains(out, "call_weather") {
 			t.Errorf("scrub --map report:\n%s", out)
 		}
-		exec, err := presets.NewCassetteExecutor(path)
+		exec, err := fixture.NewCassetteExecutor(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := exec.Execute(context.Background(), presets.ToolCall{ID: "call_weather", Name: "get_weather"})
+		res, err := exec.Execute(context.Background(), wire.ToolCall{ID: "call_weather", Name: "get_weather"})
 		if err != nil {
 			t.Fatal(err)
 		}

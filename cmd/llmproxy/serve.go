@@ -38,11 +38,18 @@ type serveConfig struct {
 	redactJSON      listFlag
 	adminToken      string
 	logFormat       string
+	quiet           bool // log warnings and errors only
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	// fromEnv holds the flags set from the environment, each with its
+	// variable, for error messages.
+	fromEnv map[string]string
 }
 
+// flags returns the FlagSet of c.mode's command: the flags every serving
+// command takes, the upstream timeout where requests are forwarded (record,
+// auto), and the replay flags where recordings are served (replay, auto).
 func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet(name, stderr)
 	fs.StringVar(&c.cassette, "cassette", "", "cassette `file`")
@@ -51,22 +58,52 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.upstreams, "upstream", "default upstream `URL`, or NAME=URL to add or override a named one (repeatable)")
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
 	fs.StringVar(&c.rules, "rules", "", "JSON `file` of match rules: ignore, ignore_by_kind, ignore_query, headers (merged with --ignore)")
-	fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "when a request's recordings are used up: reject, repeat-last or restart")
-	fs.StringVar(&c.pace, "pace", "instant", "replay timing: instant or recorded")
-	fs.DurationVar(&c.latency, "latency", 0, "fixed delay before the first byte of a replayed response")
 	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
-	fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
-	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the interactions never served")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	if c.mode != proxy.ModeReplay {
+		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
+	}
+	if c.mode != proxy.ModeRecord {
+		fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "`policy` when a request's recordings are used up: reject, repeat-last or restart")
+		fs.StringVar(&c.pace, "pace", "instant", "replay `timing`: instant or recorded")
+		fs.DurationVar(&c.latency, "latency", 0, "fixed delay before the first byte of a replayed response")
+		fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the interactions never served")
+	}
 	return fs
 }
 
-// runServe runs record, replay or auto until a signal or a fatal error.
+// commandsWithFlag names the serving commands other than except that take
+// --name.
+func commandsWithFlag(name, except string) []string {
+	var out []string
+	for _, m := range []proxy.Mode{proxy.ModeRecord, proxy.ModeReplay, proxy.ModeAuto} {
+		if m.String() == except {
+			continue
+		}
+		c := serveConfig{mode: m}
+		if c.flags(m.String(), io.Discard).Lookup(name) != nil {
+			out = append(out, m.String())
+		}
+	}
+	return out
+}
+
+// source names a flag as the user gave it: its environment variable when
+// its value came from there, else --name.
+func (c *serveConfig) source(name string) string {
+	if v, ok := c.fromEnv[name]; ok {
+		return v
+	}
+	return "--" + name
+}
+
+// runServe runs record, replay or auto until a signal or a fatal error, or,
+// given `-- CMD [ARG]...`, until CMD exits.
 func runServe(ctx context.Context, name string, args []string, stdout, stderr io.Writer, sig func() (<-chan os.Signal, func())) error {
 	var c serveConfig
 	mode, err := proxy.ParseMode(name)
@@ -74,18 +111,27 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return usagef("%v", err)
 	}
 	c.mode = mode
+	args, cr, err := splitCommand(name, args)
+	if err != nil {
+		return err
+	}
 	fs := c.flags(name, stderr)
-	if err := parseFlags(fs, args, nil); err != nil {
+	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	if cr != nil {
+		c.listen = cr.listen(fs, c.listen)
+		c.quiet = true
+		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
+	}
 	if (c.cassette == "") == (c.cassetteDir == "") {
-		return usagef("llmproxy %s: give exactly one of --cassette and --cassette-dir", name)
+		return usagef("%s: give exactly one of --cassette and --cassette-dir (or %s, %s)", name, envName("cassette"), envName("cassette-dir"))
 	}
 	// Usage mistakes are reported before any file is opened or created.
-	if err := checkExposure(c.listen, c.adminToken); err != nil {
+	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
 		return err
 	}
 	cfg, cleanup, err := c.proxyConfig(stderr)
@@ -93,23 +139,40 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer cleanup()
+	if cr != nil {
+		cfg.OnMiss = cr.misses.add
+	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	// The handlers are in place before the listening line: a signal sent
+	// the moment after it is a clean shutdown, not the default action.
+	ch, stop := sig()
+	defer stop()
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
-		return fmt.Errorf("--listen %s: %w", c.listen, err)
+		return fmt.Errorf("%s %s: %w", c.source("listen"), c.listen, err)
 	}
-	fmt.Fprintf(stdout, "llmproxy listening on http://%s\n", ln.Addr())
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	hs.RegisterOnShutdown(srv.EndLiveViews)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	listening := stdout
+	if cr != nil {
+		listening = stderr // CMD's stdout is CMD's alone
+	}
+	fmt.Fprintf(listening, "llmproxy listening on http://%s\n", ln.Addr())
 
-	ch, stop := sig()
-	defer stop()
+	if cr != nil {
+		var unused func() (string, error)
+		if c.failOnUnused {
+			unused = func() (string, error) { return unusedReport(srv) }
+		}
+		return cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
+			func() { shutdown(hs, ch, c.shutdownTimeout, cfg.Logger) }, unused)
+	}
 	select {
 	case err := <-served:
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -122,15 +185,25 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		shutdown(hs, ch, c.shutdownTimeout, cfg.Logger)
 	}
 	if c.failOnUnused {
-		unused, err := srv.AllUnused()
+		report, err := unusedReport(srv)
 		if err != nil {
 			return err
 		}
-		if len(unused) > 0 {
-			return &exitError{code: 3, msg: describeUnused(unused)}
+		if report != "" {
+			return &exitError{code: 3, msg: report}
 		}
 	}
 	return nil
+}
+
+// unusedReport lists the interactions srv never served, or is "" when it
+// served them all.
+func unusedReport(srv *proxy.Server) (string, error) {
+	unused, err := srv.AllUnused()
+	if err != nil || len(unused) == 0 {
+		return "", err
+	}
+	return describeUnused(unused), nil
 }
 
 // shutdown drains requests in flight for at most timeout; a second signal
@@ -153,7 +226,7 @@ func shutdown(hs *http.Server, ch <-chan os.Signal, timeout time.Duration, log *
 	}
 }
 
-func describeUnused(unused map[string][]proxy.Summary) string {
+func describeUnused(unused map[string][]cassette.Summary) string {
 	names := make([]string, 0, len(unused))
 	n := 0
 	for name, u := range unused {
@@ -171,11 +244,12 @@ func describeUnused(unused map[string][]proxy.Summary) string {
 	return b.String()
 }
 
-// checkExposure refuses to serve /_llmproxy/ beyond loopback without a token.
-func checkExposure(listen, token string) error {
+// checkExposure refuses to serve /_llmproxy/ beyond loopback without a
+// token. from names where listen came from (--listen or its variable).
+func checkExposure(from, listen, token string) error {
 	host, _, err := net.SplitHostPort(listen)
 	if err != nil {
-		return usagef("--listen %q: %v", listen, err)
+		return usagef("%s %q: %v", from, listen, err)
 	}
 	if token != "" {
 		return nil
@@ -186,7 +260,7 @@ func checkExposure(listen, token string) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return usagef("--listen %s is not a loopback address: set --admin-token to protect /_llmproxy/", listen)
+	return usagef("%s %s is not a loopback address: set --admin-token to protect /_llmproxy/", from, listen)
 }
 
 // proxyConfig turns flags into a proxy.Config and opens the cassette.
@@ -196,22 +270,24 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
 	}
 	var err error
-	if cfg.Logger, err = newLogger(c.logFormat, stderr); err != nil {
-		return cfg, nil, err
+	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
+		return cfg, nil, usagef("%s %q: want text or json", c.source("log-format"), c.logFormat)
 	}
-	if cfg.OnExhausted, err = proxy.ParseExhausted(c.onExhausted); err != nil {
-		return cfg, nil, usagef("--%v", err)
-	}
-	if cfg.Pace, err = proxy.ParsePace(c.pace); err != nil {
-		return cfg, nil, usagef("--%v", err)
+	if c.mode != proxy.ModeRecord {
+		if cfg.OnExhausted, err = proxy.ParseExhausted(c.onExhausted); err != nil {
+			return cfg, nil, usagef("%s %q: want reject, repeat-last or restart", c.source("on-exhausted"), c.onExhausted)
+		}
+		if cfg.Pace, err = proxy.ParsePace(c.pace); err != nil {
+			return cfg, nil, usagef("%s %q: want instant or recorded", c.source("pace"), c.pace)
+		}
 	}
 	if c.maxBody <= 0 {
-		return cfg, nil, usagef("--max-body %d: must be positive", c.maxBody)
+		return cfg, nil, usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
 	}
 	if c.latency < 0 {
-		return cfg, nil, usagef("--latency %s: must not be negative", c.latency)
+		return cfg, nil, usagef("%s %s: must not be negative", c.source("latency"), c.latency)
 	}
-	if cfg.Upstreams, cfg.Default, err = parseUpstreams(c.upstreams); err != nil {
+	if cfg.Upstreams, cfg.Default, err = parseUpstreams(c.source("upstream"), c.upstreams); err != nil {
 		return cfg, nil, err
 	}
 	if cfg.Redactor, err = cassette.NewRedactor(c.redactHeaders, c.redactJSON); err != nil {
@@ -219,14 +295,14 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	rules := match.Rules{Ignore: c.ignore}
 	if c.rules != "" {
-		fileRules, err := proxy.LoadRules(c.rules)
-		var re *proxy.RulesError
+		fileRules, err := match.LoadRules(c.rules)
+		var re *match.RulesError
 		if errors.As(err, &re) {
-			return cfg, nil, usagef("--rules %s: %s", re.File, re.Problem)
+			return cfg, nil, usagef("%s %s: %s", c.source("rules"), re.File, re.Problem)
 		} else if err != nil {
-			return cfg, nil, usagef("--rules %s: %v", c.rules, err)
+			return cfg, nil, usagef("%s %s: %v", c.source("rules"), c.rules, err)
 		}
-		rules = proxy.MergeRules(fileRules, rules)
+		rules = match.MergeRules(fileRules, rules)
 	}
 	if cfg.Matcher, err = proxy.NewMatcher(rules, cfg.Redactor); err != nil {
 		return cfg, nil, usagef("%v", err)
@@ -244,14 +320,15 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 			}
 		}
 	} else if st, err := os.Stat(c.cassetteDir); err != nil || !st.IsDir() {
-		return cfg, nil, fmt.Errorf("--cassette-dir %s: not a directory", c.cassetteDir)
+		return cfg, nil, fmt.Errorf("%s %s: not a directory", c.source("cassette-dir"), c.cassetteDir)
 	}
 	return cfg, cleanup, nil
 }
 
-// parseUpstreams reads --upstream values: a bare URL sets the default, and
-// NAME=URL adds or overrides a named upstream.
-func parseUpstreams(values []string) (map[string]*url.URL, *url.URL, error) {
+// parseUpstreams reads --upstream values (from names where they came from):
+// a bare URL sets the default, and NAME=URL adds or overrides a named
+// upstream.
+func parseUpstreams(from string, values []string) (map[string]*url.URL, *url.URL, error) {
 	ups := proxy.DefaultUpstreams()
 	var def *url.URL
 	for _, v := range values {
@@ -259,13 +336,13 @@ func parseUpstreams(values []string) (map[string]*url.URL, *url.URL, error) {
 		if !named || strings.Contains(name, "://") {
 			name, raw, named = "", v, false
 		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, nil, usagef("--upstream %q: want URL or NAME=URL with an http(s) URL", v)
+		u, err := proxy.ParseUpstreamURL(raw)
+		if err != nil {
+			return nil, nil, usagef("%s %q: want URL or NAME=URL with an http(s) URL", from, v)
 		}
 		if named {
-			if name == "" || strings.ContainsAny(name, "/?#") || strings.HasPrefix(name, "_") {
-				return nil, nil, usagef("--upstream %q: bad name %q", v, name)
+			if err := proxy.CheckUpstreamName(name); err != nil {
+				return nil, nil, usagef("%s %q: bad name %q", from, v, name)
 			}
 			ups[name] = u
 		} else {
@@ -278,12 +355,18 @@ func parseUpstreams(values []string) (map[string]*url.URL, *url.URL, error) {
 	return ups, def, nil
 }
 
-func newLogger(format string, w io.Writer) (*slog.Logger, error) {
+// newLogger logs to w in format (text or json); quiet drops the Info lines,
+// one per request, and keeps warnings and errors.
+func newLogger(format string, w io.Writer, quiet bool) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{}
+	if quiet {
+		opts.Level = slog.LevelWarn
+	}
 	switch format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, nil)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, nil)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
-	return nil, usagef("--log-format %q: want text or json", format)
+	return nil, fmt.Errorf("log format %q: want text or json", format)
 }

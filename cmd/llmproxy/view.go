@@ -22,18 +22,8 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	scenario := fs.String("scenario", "", "scenario `file` to show")
 	listen := fs.String("listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	token := fs.String("admin-token", "", "`token` the browser must give once (required when listening beyond loopback)")
-	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logFormat := fs.String("log-format", "text", "log `format`: text or json")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long shutdown waits for pages being served")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: llmproxy view --cassette FILE | --scenario FILE [--listen ADDR]
-
-Serves the web view of a cassette alone, read-only, at /_llmproxy/ui/: its
-interactions as conversations, stream timelines and the presets. It never
-contacts an upstream.
-
-`)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}
@@ -46,12 +36,12 @@ contacts an upstream.
 	if *scenario != "" {
 		return fmt.Errorf("view --scenario %s: this llmproxy cannot load scenario files yet", *scenario)
 	}
-	if err := checkExposure(*listen, *token); err != nil {
+	if err := checkExposure("--listen", *listen, *token); err != nil {
 		return err
 	}
-	log, err := newLogger(*logFormat, stderr)
+	log, err := newLogger(*logFormat, stderr, false)
 	if err != nil {
-		return err
+		return usagef("--log-format: %v", err)
 	}
 	c, err := cassette.Open(*path, cassette.Options{ReadOnly: true})
 	if err != nil {

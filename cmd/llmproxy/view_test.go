@@ -21,12 +21,12 @@ func TestViewUsage(t *testing.T) {
 	}{
 		{[]string{"view"}, 2, "give exactly one of --cassette and --scenario"},
 		{[]string{"view", "--cassette", demo, "--scenario", "s.yaml"}, 2, "give exactly one"},
-		{[]string{"view", "--cassette", demo, "--pace", "recorded"}, 2, "flag provided but not defined: -pace"},
+		{[]string{"view", "--cassette", demo, "--pace", "recorded"}, 2, "--pace is not a flag of view"},
 		{[]string{"view", "--cassette", demo, "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"view", "--cassette", demo, "--listen", "0.0.0.0:0"}, 2, "set --admin-token"},
 		{[]string{"view", "--scenario", "s.yaml"}, 1, "view --scenario s.yaml: this llmproxy cannot load scenario files yet"},
 		{[]string{"view", "--cassette", filepath.Join(t.TempDir(), "none.cassette"), "--listen", "127.0.0.1:0"}, 1, "none.cassette"},
-		{[]string{"view", "-h"}, 0, "Serves the web view of a cassette alone"},
+		{[]string{"view", "-h"}, 0, "llmproxy view serves the web view of a cassette alone"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -4,10 +4,10 @@
 // write_file writes a file and shell runs a command.
 //
 // The tools sit behind one interface, Tools, whose method is the one
-// presets.Executor has. In a test the application keeps its loop and swaps
+// fixture.Executor has. In a test the application keeps its loop and swaps
 // its real tools for the fixtures of a scrubbed cassette in one line:
 //
-//	tools, err := presets.NewCassetteExecutor("agent.cassette") // instead of agent.LocalTools{Dir: dir}
+//	tools, err := fixture.NewCassetteExecutor("agent.cassette") // instead of agent.LocalTools{Dir: dir}
 //
 // Replayed through llmproxy, the agent then sends the tool results the
 // cassette holds, and nothing is written and nothing runs.
@@ -25,12 +25,13 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Tools runs the agent's tool calls. LocalTools is the real implementation;
-// *presets.Executor answers from fixtures.
+// *fixture.Executor answers from fixtures.
 type Tools interface {
-	Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error)
+	Execute(ctx context.Context, call wire.ToolCall) (wire.ToolResult, error)
 }
 
 // Config configures Run.
@@ -113,7 +114,7 @@ func Run(ctx context.Context, cfg Config, prompt string) (string, error) {
 			if !json.Valid(args) {
 				args = json.RawMessage(`{}`)
 			}
-			res, err := cfg.Tools.Execute(ctx, presets.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+			res, err := cfg.Tools.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
 			if err != nil {
 				return "", fmt.Errorf("tool %s call %s: %w", tc.Function.Name, tc.ID, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // LocalTools are the agent's real tools, working in Dir ("" is the current
@@ -28,7 +29,7 @@ type LocalTools struct {
 }
 
 // Execute runs one call.
-func (t LocalTools) Execute(ctx context.Context, call presets.ToolCall) (presets.ToolResult, error) {
+func (t LocalTools) Execute(ctx context.Context, call wire.ToolCall) (wire.ToolResult, error) {
 	var out any
 	var toolErr *presets.ToolError
 	switch call.Name {
@@ -37,7 +38,7 @@ func (t LocalTools) Execute(ctx context.Context, call presets.ToolCall) (presets
 	case presets.Shell.Name():
 		out, toolErr = t.shell(ctx, call.Arguments)
 	default:
-		return presets.ToolResult{}, fmt.Errorf("agent: no tool %q", call.Name)
+		return wire.ToolResult{}, fmt.Errorf("agent: no tool %q", call.Name)
 	}
 	if toolErr != nil {
 		out = presets.ErrorEnvelope{Error: *toolErr}
@@ -45,9 +46,9 @@ func (t LocalTools) Execute(ctx context.Context, call presets.ToolCall) (presets
 	// The application's own JSON: field order as its structs declare it.
 	content, err := json.Marshal(out)
 	if err != nil {
-		return presets.ToolResult{}, err
+		return wire.ToolResult{}, err
 	}
-	return presets.ToolResult{CallID: call.ID, Name: call.Name, Content: content, IsError: toolErr != nil}, nil
+	return wire.ToolResult{CallID: call.ID, Name: call.Name, Content: content, IsError: toolErr != nil}, nil
 }
 
 func failure(code, format string, args ...any) *presets.ToolError {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/examples/agent"
 	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // TestLocalTools runs the real tools: they write and run, and answer with
@@ -44,7 +45,7 @@ func TestLocalTools(t *testing.T) {
 		{"shell", `{"command":"exit 3"}`, false, nil},
 	}
 	for _, tc := range cases {
-		res, err := tools.Execute(context.Background(), presets.ToolCall{ID: "call_1", Name: tc.name, Arguments: []byte(tc.args)})
+		res, err := tools.Execute(context.Background(), wire.ToolCall{ID: "call_1", Name: tc.name, Arguments: []byte(tc.args)})
 		if err != nil {
 			t.Fatalf("%s %s: %v", tc.name, tc.args, err)
 		}
@@ -63,7 +64,7 @@ func TestLocalTools(t *testing.T) {
 			tc.check(t)
 		}
 	}
-	if _, err := tools.Execute(context.Background(), presets.ToolCall{ID: "call_2", Name: "rm"}); err == nil {
+	if _, err := tools.Execute(context.Background(), wire.ToolCall{ID: "call_2", Name: "rm"}); err == nil {
 		t.Error("an unknown tool ran")
 	}
 }

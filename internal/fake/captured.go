@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/llmproxy/llmproxy/internal/hop"
 )
 
 //go:embed captured
@@ -155,21 +157,17 @@ func errorStatus(name string) (int, string) {
 	return code, name[:end]
 }
 
-// hopHeaders describe one particular transfer of a body and are never copied
-// from a capture or a script into a response: the server computes its own.
-var hopHeaders = []string{
-	"Connection", "Keep-Alive", "Transfer-Encoding", "Content-Length", "Content-Encoding",
-	"Proxy-Connection", "Te", "Trailer", "Upgrade",
-}
-
-// servable returns a copy of h without the headers that describe a transfer.
+// servable returns a copy of h without the headers that describe one
+// particular transfer of a body (the hop-by-hop headers, Content-Length and
+// Content-Encoding): they are never copied from a capture or a script into a
+// response, the server computes its own.
 func servable(h http.Header) http.Header {
 	out := h.Clone()
 	if out == nil {
 		out = http.Header{}
 	}
-	for _, k := range hopHeaders {
-		out.Del(k)
-	}
+	hop.Remove(out)
+	out.Del("Content-Length")
+	out.Del("Content-Encoding")
 	return out
 }

@@ -42,7 +42,8 @@ func (b *Browser) Allow(s string) {
 
 // NewBrowser starts a headless Chromium for the test and closes it at its
 // end. It skips the test, saying why, only when no Chromium binary exists
-// (CI installs Debian's chromium, so there it always runs).
+// and REQUIRE_BROWSER_TESTS is unset (CI installs Debian's chromium and sets
+// it, so there the test always runs).
 func NewBrowser(t testing.TB) *Browser {
 	t.Helper()
 	var bin string
@@ -53,7 +54,11 @@ func NewBrowser(t testing.TB) *Browser {
 		}
 	}
 	if bin == "" {
-		t.Skipf("no Chromium binary (%s) on PATH: install Debian's chromium to run the browser tests", strings.Join(browsers, ", "))
+		msg := fmt.Sprintf("no Chromium binary (%s) on PATH: install Debian's chromium to run the browser tests", strings.Join(browsers, ", "))
+		if os.Getenv("REQUIRE_BROWSER_TESTS") != "" {
+			t.Fatal(msg + " (REQUIRE_BROWSER_TESTS is set)")
+		}
+		t.Skip(msg)
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),

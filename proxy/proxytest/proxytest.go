@@ -99,7 +99,7 @@ func Upstream(name, rawURL string) Option {
 func Rules(r match.Rules) Option { return func(o *options) { o.rules = append(o.rules, r) } }
 
 // RulesFile adds the match rules of a JSON rules file, as llmproxy's --rules
-// flag reads it (see proxy.LoadRules).
+// flag reads it (see match.LoadRules).
 func RulesFile(path string) Option {
 	return func(o *options) { o.rulesFiles = append(o.rulesFiles, path) }
 }
@@ -132,8 +132,8 @@ func Configure(f func(*proxy.Config)) Option {
 // Proxy is a running llmproxy over one cassette.
 type Proxy struct {
 	mode        proxy.Mode
-	path        string // the cassette
-	file        string // the file being written: path, or a temporary file in record mode
+	path        string          // the cassette
+	draft       *cassette.Draft // in record mode, the new cassette until Close puts it in place
 	c           *cassette.Cassette
 	srv         *proxy.Server
 	http        *httptest.Server
@@ -203,7 +203,7 @@ func start(path string, onMiss func(string), opts []Option) (*Proxy, error) {
 		}
 		mode = m
 	}
-	p := &Proxy{mode: mode, path: path, file: path, allowUnused: o.allowUnused, upstreams: map[string]bool{}}
+	p := &Proxy{mode: mode, path: path, allowUnused: o.allowUnused, upstreams: map[string]bool{}}
 	cfg := proxy.Config{
 		Mode: mode, OnExhausted: o.exhausted, Pace: o.pace, Latency: o.latency, Version: "proxytest",
 		OnMiss: func(msg string) {
@@ -230,13 +230,13 @@ func start(path string, onMiss func(string), opts []Option) (*Proxy, error) {
 	}
 	rules := o.rules
 	for _, f := range o.rulesFiles {
-		r, err := proxy.LoadRules(f)
+		r, err := match.LoadRules(f)
 		if err != nil {
 			return nil, err
 		}
 		rules = append(rules, r)
 	}
-	if cfg.Matcher, err = proxy.NewMatcher(proxy.MergeRules(rules...), cfg.Redactor); err != nil {
+	if cfg.Matcher, err = proxy.NewMatcher(match.MergeRules(rules...), cfg.Redactor); err != nil {
 		return nil, err
 	}
 	if p.c, err = p.open(); err != nil {
@@ -263,7 +263,7 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		u, err := parseURL(o.upstreams[name])
+		u, err := proxy.ParseUpstreamURL(o.upstreams[name])
 		if err != nil {
 			return nil, nil, fmt.Errorf("upstream %s: %w", name, err)
 		}
@@ -271,7 +271,7 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	}
 	def := ups["openai"]
 	if o.defaultURL != "" {
-		u, err := parseURL(o.defaultURL)
+		u, err := proxy.ParseUpstreamURL(o.defaultURL)
 		if err != nil {
 			return nil, nil, fmt.Errorf("default upstream: %w", err)
 		}
@@ -280,19 +280,9 @@ func upstreams(o options) (map[string]*url.URL, *url.URL, error) {
 	return ups, def, nil
 }
 
-func parseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%q is not an http(s) URL", raw)
-	}
-	return u, nil
-}
-
 // open opens the cassette for the mode: read-only in replay (it must
-// exist), a fresh temporary file beside it in record, in place in auto.
+// exist), a draft beside it in record (cassette.Create: Close puts it in
+// place), in place in auto.
 func (p *Proxy) open() (*cassette.Cassette, error) {
 	switch p.mode {
 	case proxy.ModeReplay:
@@ -302,22 +292,15 @@ func (p *Proxy) open() (*cassette.Cassette, error) {
 		}
 		return cassette.Open(p.path, cassette.Options{ReadOnly: true})
 	case proxy.ModeRecord:
-		dir := filepath.Dir(p.path)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p.path), 0o755); err != nil {
 			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
 		}
-		f, err := os.CreateTemp(dir, "."+filepath.Base(p.path)+".recording-*")
+		d, err := cassette.Create(p.path, cassette.Options{Version: "proxytest"})
 		if err != nil {
-			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
+			return nil, err
 		}
-		f.Close()
-		os.Remove(f.Name()) // bbolt makes its own file
-		p.file = f.Name()
-		c, err := cassette.Open(p.file, cassette.Options{Version: "proxytest"})
-		if err != nil {
-			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
-		}
-		return c, nil
+		p.draft = d
+		return d.Cassette, nil
 	default:
 		if err := os.MkdirAll(filepath.Dir(p.path), 0o755); err != nil {
 			return nil, fmt.Errorf("cassette %s: %w", p.path, err)
@@ -379,7 +362,7 @@ func (p *Proxy) Log() ([]proxy.LogEntry, error) {
 }
 
 // Unused lists the recorded interactions not served so far.
-func (p *Proxy) Unused() ([]proxy.Summary, error) {
+func (p *Proxy) Unused() ([]cassette.Summary, error) {
 	all, err := p.srv.AllUnused()
 	if err != nil {
 		return nil, err
@@ -398,12 +381,11 @@ func (p *Proxy) Close() error {
 		if p.mode != proxy.ModeRecord && !p.allowUnused {
 			errs = append(errs, p.unusedError())
 		}
-		errs = append(errs, p.srv.Close(), p.c.Close())
-		if p.mode == proxy.ModeRecord {
-			if err := os.Rename(p.file, p.path); err != nil {
-				errs = append(errs, fmt.Errorf("cassette %s: %w", p.path, err))
-				os.Remove(p.file)
-			}
+		errs = append(errs, p.srv.Close())
+		if p.draft != nil {
+			errs = append(errs, p.draft.Commit())
+		} else {
+			errs = append(errs, p.c.Close())
 		}
 		p.closeErr = errors.Join(errs...)
 	})
@@ -419,9 +401,10 @@ func (p *Proxy) discard() {
 		if p.srv != nil {
 			p.srv.Close()
 		}
-		p.c.Close()
-		if p.mode == proxy.ModeRecord {
-			os.Remove(p.file)
+		if p.draft != nil {
+			p.draft.Discard()
+		} else {
+			p.c.Close()
 		}
 	})
 }
@@ -437,11 +420,7 @@ func (p *Proxy) unusedError() error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cassette %s: %d recorded interaction(s) never served (the code made fewer calls than when it was recorded; proxytest.AllowUnused() accepts that):", p.path, len(unused))
 	for _, s := range unused {
-		path := s.Path
-		if s.Upstream != proxy.DefaultUpstreamName {
-			path = "/" + s.Upstream + s.Path
-		}
-		fmt.Fprintf(&b, "\n  interaction %d: %s %s", s.ID, s.Method, path)
+		fmt.Fprintf(&b, "\n  interaction %d: %s %s", s.ID, s.Method, cassette.ProxyPath(s.Upstream, s.Path))
 		for _, c := range s.ToolCalls {
 			fmt.Fprintf(&b, "\n    tool call %s %s(%s)", c.ID, c.Name, c.Arguments)
 		}

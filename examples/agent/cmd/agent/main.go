@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/llmproxy/llmproxy/examples/agent"
-	"github.com/llmproxy/llmproxy/presets"
+	"github.com/llmproxy/llmproxy/fixture"
 )
 
 func main() {
@@ -39,12 +39,12 @@ func run() int {
 	}
 	var tools agent.Tools = agent.LocalTools{Dir: *dir}
 	if *fixtures != "" {
-		var exec *presets.Executor
+		var exec *fixture.Executor
 		var err error
 		if strings.HasPrefix(*fixtures, "http://") || strings.HasPrefix(*fixtures, "https://") {
-			exec, err = presets.NewProxyExecutor(*fixtures)
+			exec, err = fixture.NewProxyExecutor(*fixtures)
 		} else {
-			exec, err = presets.NewCassetteExecutor(*fixtures)
+			exec, err = fixture.NewCassetteExecutor(*fixtures)
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "agent: -fixtures: %v\n", err)

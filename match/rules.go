@@ -1,4 +1,4 @@
-package proxy
+package match
 
 import (
 	"bytes"
@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -45,20 +44,20 @@ var ruleKinds = []wire.Kind{
 // parameters left out, and headers lists request headers that must match.
 // Every field is optional. An unknown field, a value of the wrong type, an
 // unknown API kind, an empty name or an unusable path is an error that names
-// the file and the field; it wraps ErrConfig.
-func LoadRules(path string) (match.Rules, error) {
+// the file and the field; it wraps ErrBadRule.
+func LoadRules(path string) (Rules, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return match.Rules{}, &RulesError{File: path, Problem: err.Error(), err: err}
+		return Rules{}, &RulesError{File: path, Problem: err.Error(), err: err}
 	}
 	return ParseRules(path, b)
 }
 
-// RulesError is a rules file that cannot be used. It wraps ErrConfig (and
+// RulesError is a rules file that cannot be used. It wraps ErrBadRule (and
 // the cause, when reading the file failed).
 type RulesError struct {
 	File    string // the file's name
@@ -68,18 +67,18 @@ type RulesError struct {
 
 func (e *RulesError) Error() string { return "rules file " + e.File + ": " + e.Problem }
 
-// Unwrap returns ErrConfig and the cause.
+// Unwrap returns ErrBadRule and the cause.
 func (e *RulesError) Unwrap() []error {
 	if e.err != nil {
-		return []error{ErrConfig, e.err}
+		return []error{ErrBadRule, e.err}
 	}
-	return []error{ErrConfig}
+	return []error{ErrBadRule}
 }
 
 // ParseRules is LoadRules on the bytes of a file; name is used in errors.
-func ParseRules(name string, data []byte) (match.Rules, error) {
-	fail := func(format string, args ...any) (match.Rules, error) {
-		return match.Rules{}, &RulesError{File: name, Problem: fmt.Sprintf(format, args...)}
+func ParseRules(name string, data []byte) (Rules, error) {
+	fail := func(format string, args ...any) (Rules, error) {
+		return Rules{}, &RulesError{File: name, Problem: fmt.Sprintf(format, args...)}
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail("empty; want a JSON object with some of the fields %s", strings.Join(rulesFields, ", "))
@@ -93,7 +92,7 @@ func ParseRules(name string, data []byte) (match.Rules, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return fail("unexpected data after the JSON object (at byte %d)", dec.InputOffset())
 	}
-	r := match.Rules{Ignore: f.Ignore, IgnoreQuery: f.IgnoreQuery, Headers: f.Headers}
+	r := Rules{Ignore: f.Ignore, IgnoreQuery: f.IgnoreQuery, Headers: f.Headers}
 	for _, l := range []struct {
 		field string
 		list  []string
@@ -114,7 +113,7 @@ func ParseRules(name string, data []byte) (match.Rules, error) {
 			r.IgnoreByKind[kind] = f.IgnoreByKind[kind]
 		}
 	}
-	if _, err := match.New(r, nil); err != nil {
+	if _, err := New(r, nil); err != nil {
 		return fail("%v", err)
 	}
 	return r, nil
@@ -187,8 +186,8 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // MergeRules combines rule sets: every list is the union of the inputs', in
 // first-seen order without duplicates.
-func MergeRules(sets ...match.Rules) match.Rules {
-	var out match.Rules
+func MergeRules(sets ...Rules) Rules {
+	var out Rules
 	for _, r := range sets {
 		out.Ignore = appendNew(out.Ignore, r.Ignore...)
 		out.IgnoreQuery = appendNew(out.IgnoreQuery, r.IgnoreQuery...)

@@ -1,0 +1,120 @@
+package cassette
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// A Draft is a new cassette being built in a temporary file beside the path
+// it is for; Commit puts it in place whole. Whoever opens the path, and
+// whatever crashes, finds the file that was there before or the whole new
+// one, never a part of it. Until then the draft is an ordinary open
+// Cassette.
+type Draft struct {
+	*Cassette
+	path string
+	done bool
+}
+
+// Create starts a draft of the cassette at path: a file under a unique
+// name, ".NAME.tmp-*", in path's directory (so that the final rename stays
+// on one file system), opened writable with opts. The directory must exist.
+// Nothing is at path until Commit.
+func Create(path string, opts Options) (*Draft, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	// bbolt makes a cassette of the empty file; the name stays ours.
+	opts.ReadOnly = false
+	c, err := Open(tmp, opts)
+	if err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	return &Draft{Cassette: c, path: path}, nil
+}
+
+// Commit closes the draft's cassette, flushes its file to disk, renames it
+// over the path (replacing a file there), and flushes the directory, so
+// that the new name survives a crash. On an error the draft is removed and
+// the path left as it was. Commit and Discard after Commit do nothing.
+func (d *Draft) Commit() error {
+	if d.done {
+		return nil
+	}
+	d.done = true
+	tmp := d.Cassette.Path()
+	err := d.Cassette.Close()
+	if err == nil {
+		err = syncFile(tmp)
+	}
+	if err == nil {
+		err = os.Rename(tmp, d.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("cassette %s: %w", d.path, err)
+	}
+	if err := syncDir(filepath.Dir(d.path)); err != nil {
+		return fmt.Errorf("cassette %s: %w", d.path, err)
+	}
+	return nil
+}
+
+// Discard closes the draft's cassette and removes its file, leaving the
+// path as it was. After Commit it does nothing, so it may be deferred.
+func (d *Draft) Discard() {
+	if d.done {
+		return
+	}
+	d.done = true
+	d.Cassette.Close()
+	os.Remove(d.Cassette.Path())
+}
+
+// WriteFile writes ct, indexed with keys, as the whole cassette at path,
+// replacing any file there atomically (see Draft). Interactions are
+// renumbered as Replace does.
+func WriteFile(path string, ct *Contents, keys Keys, opts Options) error {
+	d, err := Create(path, opts)
+	if err != nil {
+		return err
+	}
+	defer d.Discard()
+	if err := d.Replace(ct, keys); err != nil {
+		return err
+	}
+	return d.Commit()
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
+}
+
+// syncDir flushes a directory's entries, where the system allows it
+// (Windows cannot open a directory for that, and orders renames itself).
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
+}

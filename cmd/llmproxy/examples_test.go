@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/fake"
+)
+
+// requireExamples names the environment variable that turns the skips of
+// the example tests (no node, no npm, no node_modules, no Go module proxy)
+// into failures: CI sets it, so that it never skips them.
+const requireExamples = "REQUIRE_EXAMPLE_TESTS"
+
+// skipExample skips the test with reason, or fails it when the examples are
+// required.
+func skipExample(t *testing.T, reason string) {
+	t.Helper()
+	if os.Getenv(requireExamples) != "" {
+		t.Fatalf("%s (and %s is set)", reason, requireExamples)
+	}
+	t.Skip(reason)
+}
+
+// exampleLoop is the conversation the fake providers play for the example
+// clients: examples/node/clients.test.mjs and examples/langchaingo expect
+// its Answer.
+var exampleLoop = fake.ToolLoop{Tool: "weather", Args: `{"location":"Paris","unit":"celsius"}`, CallID: "call_example", Answer: "It is sunny in Paris."}
+
+// openAIScript answers Chat Completions and Responses requests alike, as
+// the OpenAI API does on one host.
+func openAIScript(l fake.ToolLoop) fake.Script {
+	chat, responses := fake.OpenAIChat(l), fake.OpenAIResponses(l)
+	return fake.ScriptFunc(func(r *fake.Request) *fake.Response {
+		if strings.HasSuffix(r.Path, "/responses") {
+			return responses.Respond(r)
+		}
+		return chat.Respond(r)
+	})
+}
+
+// cliWait is cli with a longer bound, for commands that run a test suite.
+func cliWait(t *testing.T, d time.Duration, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code = run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// exampleKeys are the API keys the example clients record with: they must
+// reach the fake providers and never the cassette.
+const (
+	exampleOpenAIKey    = "sk-example-openai-SECRET-7f3a9c"
+	exampleAnthropicKey = "sk-ant-example-SECRET-51be02"
+)
+
+// recordExample records CMD through the wrapper against fake OpenAI and
+// Anthropic providers that insist on the example keys, scrubs the cassette
+// strictly, checks that no key is in its bytes, and returns its path. The
+// fake providers are shut down when it returns.
+func recordExample(t *testing.T, cmd ...string) string {
+	t.Helper()
+	openaiUp := fake.New(t, openAIScript(exampleLoop), fake.RequireHeader("Authorization", "Bearer "+exampleOpenAIKey))
+	// Anthropic clients send the key as X-Api-Key or, the newer ones, as a
+	// bearer token: checked below.
+	antUp := fake.New(t, fake.AnthropicMessages(exampleLoop))
+	t.Setenv("OPENAI_API_KEY", exampleOpenAIKey)
+	t.Setenv("ANTHROPIC_API_KEY", exampleAnthropicKey)
+	cas := filepath.Join(t.TempDir(), "example.cassette")
+	args := []string{"record", "--cassette", cas, "--upstream", openaiUp.URL(), "--upstream", "anthropic=" + antUp.URL(), "--"}
+	code, stdout, stderr := cliWait(t, 5*time.Minute, append(args, cmd...)...)
+	if code != 0 {
+		t.Fatalf("record: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	openaiUp.Close()
+	antUp.Close()
+	if openaiUp.Hits() == 0 || antUp.Hits() == 0 {
+		t.Fatalf("the fake providers saw %d (openai) and %d (anthropic) requests; want some of each", openaiUp.Hits(), antUp.Hits())
+	}
+	for _, r := range antUp.Requests() {
+		if r.Header.Get("X-Api-Key") != exampleAnthropicKey && r.Header.Get("Authorization") != "Bearer "+exampleAnthropicKey {
+			t.Errorf("anthropic request %s without the key: X-Api-Key %q, Authorization %q", r.Path, r.Header.Get("X-Api-Key"), r.Header.Get("Authorization"))
+		}
+	}
+	code, stdout, stderr = cliWait(t, time.Minute, "scrub", "--strict", "--cassette", cas)
+	if code != 0 {
+		t.Fatalf("scrub: exit %d\n%s%s", code, stdout, stderr)
+	}
+	t.Logf("scrub:\n%s", stdout)
+	raw, err := os.ReadFile(cas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, export, stderr := cliWait(t, time.Minute, "export", "--cassette", cas)
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s", code, stderr)
+	}
+	for _, key := range []string{exampleOpenAIKey, exampleAnthropicKey, "SECRET"} {
+		if bytes.Contains(raw, []byte(key)) {
+			t.Errorf("the cassette's bytes hold the key %q", key)
+		}
+		if strings.Contains(export, key) {
+			t.Errorf("the cassette's export holds the key %q", key)
+		}
+	}
+	return cas
+}
+
+// replayExample replays cas through the wrapper for CMD, with no provider
+// and no key in the environment, requiring every interaction to be used.
+func replayExample(t *testing.T, cas string, cmd ...string) {
+	t.Helper()
+	unsetenv(t, "OPENAI_API_KEY")
+	unsetenv(t, "ANTHROPIC_API_KEY")
+	args := []string{"replay", "--cassette", cas, "--fail-on-unused", "--"}
+	code, stdout, stderr := cliWait(t, 5*time.Minute, append(args, cmd...)...)
+	if code != 0 {
+		t.Fatalf("replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// interactionCount is the number of interactions in the cassette at path.
+func interactionCount(t *testing.T, path string) int {
+	t.Helper()
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := 0
+	if err := c.ForEach(func(*cassette.Interaction) error { n++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestNodeClients runs examples/node (the openai, @anthropic-ai/sdk and ai
+// packages: Chat Completions, Responses and Messages, streamed and not, each
+// a tool round) through `llmproxy record -- npm test` against the fake
+// providers, scrubs the cassette, and replays it through `llmproxy replay --
+// npm test` with the providers gone, the keys unset and the tool results
+// served as fixtures.
+func TestNodeClients(t *testing.T) {
+	dir, err := filepath.Abs("../../examples/node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			skipExample(t, tool+" is not installed")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		skipExample(t, "examples/node/node_modules is missing: run npm ci in examples/node")
+	}
+	t.Setenv("npm_config_update_notifier", "false")
+	t.Setenv("NO_COLOR", "1")
+	unsetenv(t, "LLMPROXY_LISTEN")
+	npmTest := []string{"npm", "--prefix", dir, "test"}
+	cas := recordExample(t, npmTest...)
+	// Six clients, streamed and not, two requests each.
+	if n := interactionCount(t, cas); n != 24 {
+		t.Errorf("recorded %d interactions, want 24", n)
+	}
+	replayExample(t, cas, npmTest...)
+}
+
+// TestLangchaingoClients runs examples/langchaingo (a separate Go module: the
+// openai and anthropic models of github.com/tmc/langchaingo, streamed and
+// not, each a tool round) through `llmproxy record -- go test` against the
+// fake providers, scrubs the cassette, and replays it through `llmproxy
+// replay -- go test` with the providers gone and the keys unset.
+func TestLangchaingoClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds langchaingo")
+	}
+	dir, err := filepath.Abs("../../examples/langchaingo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		skipExample(t, "no go tool to run the langchaingo example with")
+	}
+	unsetenv(t, "LLMPROXY_LISTEN")
+	if out, err := exec.Command(goTool, "-C", dir, "mod", "download").CombinedOutput(); err != nil {
+		skipExample(t, fmt.Sprintf("the langchaingo example's modules cannot be had (no module proxy?): %v\n%s", err, out))
+	}
+	goTest := []string{goTool, "-C", dir, "test", "-count=1", "-v", "./..."}
+	cas := recordExample(t, goTest...)
+	// Two models, streamed and not, two requests each.
+	if n := interactionCount(t, cas); n != 8 {
+		t.Errorf("recorded %d interactions, want 8", n)
+	}
+	replayExample(t, cas, goTest...)
+}

@@ -1,0 +1,309 @@
+package jsonvalue
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/match"
+
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// MaxDepth bounds the nesting of a document that Canonical and Equal read:
+// canonicalising costs the document's size times its depth, and the walk
+// recurses once per level.
+const MaxDepth = 128
+
+// A Pattern is a parsed ignore path: dot-separated segments in gjson
+// syntax, where "*" matches any member or element, "#" any element, and
+// other segments may use gjson's * and ? wildcards; "\" escapes the next
+// character.
+type Pattern []string
+
+// ParsePattern parses an ignore path; ok is false for an empty path or an
+// empty segment.
+func ParsePattern(p string) (Pattern, bool) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return nil, false
+	}
+	var segs []string
+	var cur strings.Builder
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '\\' && i+1 < len(p):
+			i++
+			cur.WriteByte(p[i])
+		case c == '.':
+			segs = append(segs, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	segs = append(segs, cur.String())
+	for _, s := range segs {
+		if s == "" {
+			return nil, false
+		}
+	}
+	return segs, true
+}
+
+func (p Pattern) matchSeg(depth int, seg string, index bool) bool {
+	s := p[depth]
+	if s == "*" || (s == "#" && index) {
+		return true
+	}
+	if s == seg {
+		return true
+	}
+	return match.IsPattern(s) && match.Match(seg, s)
+}
+
+// Ignore is a set of patterns whose paths are left out of canonical forms
+// and differences. The nil Ignore leaves nothing out.
+type Ignore []Pattern
+
+// advance returns the patterns of live still matching below the member or
+// element seg at depth, and whether one of them ends there (the value is
+// ignored). A nil live set means none.
+func (ig Ignore) advance(live []int, depth int, seg string, index bool) (next []int, ignored bool) {
+	for _, pi := range live {
+		p := ig[pi]
+		if depth >= len(p) || !p.matchSeg(depth, seg, index) {
+			continue
+		}
+		if depth == len(p)-1 {
+			return nil, true
+		}
+		next = append(next, pi)
+	}
+	return next, false
+}
+
+// all is the live set at the root: every pattern.
+func (ig Ignore) all() []int {
+	live := make([]int, len(ig))
+	for i := range live {
+		live[i] = i
+	}
+	return live
+}
+
+// AppendCanonical appends the canonical form of v, the paths of ig left
+// out: object members sorted by name (a repeated name keeps its values in
+// order), no whitespace, strings and numbers in canonical spelling (see
+// AppendString and AppendNumber). v must be valid JSON no deeper than the
+// caller's bound. A number out of range is an error wrapping ErrNumberRange
+// that names its path.
+func (ig Ignore) AppendCanonical(b []byte, v gjson.Result) ([]byte, error) {
+	var st canonState
+	return ig.appendCanonical(&st, b, v, ig.all(), 0)
+}
+
+func (ig Ignore) appendCanonical(st *canonState, b []byte, v gjson.Result, live []int, depth int) ([]byte, error) {
+	b = ig.canonInto(st, b, v, live, depth)
+	if st.err != nil {
+		return b, st.err
+	}
+	return b, nil
+}
+
+// canonState is the scratch space of one canonicalisation: the members of
+// the objects being sorted and the live pattern sets, kept as stacks so
+// that a whole body costs a few allocations instead of several per value,
+// and the first number out of range.
+type canonState struct {
+	kvs  []member
+	live []int
+	err  *numberError
+}
+
+type member struct {
+	k string
+	v gjson.Result
+}
+
+// advanceInto is advance with the next live set pushed onto st.live; the
+// caller truncates st.live back to its length before the call.
+func (ig Ignore) advanceInto(st *canonState, live []int, depth int, seg string, index bool) (next []int, ignored bool) {
+	base := len(st.live)
+	for _, pi := range live {
+		p := ig[pi]
+		if depth >= len(p) || !p.matchSeg(depth, seg, index) {
+			continue
+		}
+		if depth == len(p)-1 {
+			st.live = st.live[:base]
+			return nil, true
+		}
+		st.live = append(st.live, pi)
+	}
+	if len(st.live) == base {
+		return nil, false
+	}
+	return st.live[base:len(st.live):len(st.live)], false
+}
+
+// canonInto appends the canonical form of v. It stops at the first number
+// out of range, leaving it in st.err with its path.
+func (ig Ignore) canonInto(st *canonState, b []byte, v gjson.Result, live []int, depth int) []byte {
+	switch {
+	case v.IsObject():
+		// Children push their own members after these, so this object's
+		// stay put (or stay in the old array if the stack grows).
+		base := len(st.kvs)
+		v.ForEach(func(k, val gjson.Result) bool {
+			st.kvs = append(st.kvs, member{k.String(), val})
+			return true
+		})
+		kvs := st.kvs[base:len(st.kvs):len(st.kvs)]
+		slices.SortStableFunc(kvs, func(x, y member) int { return strings.Compare(x.k, y.k) })
+		b = append(b, '{')
+		first := true
+		for _, e := range kvs {
+			mark := len(st.live)
+			next, ignored := ig.advanceInto(st, live, depth, e.k, false)
+			if ignored {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = AppendString(b, e.k)
+			b = append(b, ':')
+			b = ig.canonInto(st, b, e.v, next, depth+1)
+			st.live = st.live[:mark]
+			if st.err != nil {
+				st.err.path = append(st.err.path, e.k)
+				break
+			}
+		}
+		st.kvs = st.kvs[:base]
+		return append(b, '}')
+	case v.IsArray():
+		b = append(b, '[')
+		n := 0
+		first := true
+		v.ForEach(func(_, val gjson.Result) bool {
+			var next []int
+			mark := len(st.live)
+			if len(live) > 0 {
+				var ignored bool
+				next, ignored = ig.advanceInto(st, live, depth, strconv.Itoa(n), true)
+				if ignored {
+					n++
+					return true
+				}
+			}
+			n++
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = ig.canonInto(st, b, val, next, depth+1)
+			st.live = st.live[:mark]
+			if st.err != nil {
+				st.err.path = append(st.err.path, strconv.Itoa(n-1))
+				return false
+			}
+			return true
+		})
+		return append(b, ']')
+	}
+	b, err := appendLeaf(b, v)
+	if err != nil {
+		st.err = err
+	}
+	return b
+}
+
+// AppendString appends s quoted exactly as strconv.AppendQuote does (the
+// canonical form, and so every match key, depends on it), with a fast path
+// for printable ASCII, where that quoting only escapes '"' and '\\'.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return strconv.AppendQuote(b, s)
+		}
+	}
+	b = append(b, '"')
+	for {
+		i := strings.IndexAny(s, `"\\`)
+		if i < 0 {
+			break
+		}
+		b = append(b, s[:i]...)
+		b = append(b, '\\', s[i])
+		s = s[i+1:]
+	}
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendLeaf appends the canonical spelling of a scalar.
+func appendLeaf(b []byte, v gjson.Result) ([]byte, *numberError) {
+	switch v.Type {
+	case gjson.String:
+		return AppendString(b, v.Str), nil
+	case gjson.Number:
+		out, err := AppendNumber(b, v.Raw)
+		if err != nil {
+			var ne *numberError
+			errors.As(err, &ne)
+			return out, ne
+		}
+		return out, nil
+	case gjson.True:
+		return append(b, "true"...), nil
+	case gjson.False:
+		return append(b, "false"...), nil
+	case gjson.Null:
+		return append(b, "null"...), nil
+	}
+	return append(b, v.Raw...), nil
+}
+
+// Parse validates doc as one JSON value no deeper than MaxDepth and returns
+// it parsed. A document that is not JSON wraps ErrMalformed; one too deep,
+// ErrTooDeep.
+func Parse(doc []byte) (gjson.Result, error) {
+	if wire.NestedDeeper(doc, MaxDepth) {
+		// Before the validator, which recurses once per level.
+		return gjson.Result{}, ErrTooDeep
+	}
+	if !gjson.ValidBytes(doc) {
+		return gjson.Result{}, ErrMalformed
+	}
+	return gjson.ParseBytes(doc), nil
+}
+
+// Canonical returns the canonical form of the JSON document doc (see
+// AppendCanonical). Its errors wrap ErrMalformed, ErrTooDeep or
+// ErrNumberRange.
+func Canonical(doc []byte) ([]byte, error) {
+	v, err := Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return Ignore(nil).AppendCanonical(make([]byte, 0, len(doc)), v)
+}
+
+// Equal reports whether two JSON documents are equal as values. Its errors
+// are those of Canonical, for either document.
+func Equal(a, b []byte) (bool, error) {
+	ca, err := Canonical(a)
+	if err != nil {
+		return false, err
+	}
+	cb, err := Canonical(b)
+	if err != nil {
+		return false, err
+	}
+	return string(ca) == string(cb), nil
+}

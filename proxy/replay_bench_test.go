@@ -1,0 +1,83 @@
+package proxy_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/fake"
+	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/store"
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// BenchmarkReplay times one replayed request in process, server side only:
+// a captured OpenAI chat request answered from a cassette with its captured
+// JSON response, asked on the unprefixed path (the default upstream) and on
+// the /openai/ path.
+func BenchmarkReplay(b *testing.B) {
+	reqBody := fake.Captured("openai-chat-toolcalls.request.json")
+	h := replayServer(b, reqBody, fake.Captured("openai-chat-toolcalls.response.json"))
+	for _, path := range []string{"/v1/chat/completions", "/openai/v1/chat/completions"} {
+		b.Run(path, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(reqBody))
+				r.Header.Set("Content-Type", "application/json")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+}
+
+// replayServer is a replaying proxy over a cassette holding one recording of
+// reqBody, made through each of the default and openai upstreams, served
+// again and again.
+func replayServer(b *testing.B, reqBody, respBody []byte) *proxy.Server {
+	path := cassettePath(b)
+	c, err := cassette.Open(path, cassette.Options{Version: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := proxy.NewMatcher(match.Rules{}, r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ct := &cassette.Contents{Meta: store.Meta{IndexRules: m.Fingerprint()}}
+	for _, up := range []string{cassette.DefaultUpstream, "openai"} {
+		ct.Interactions = append(ct.Interactions, &cassette.Interaction{
+			Upstream: up, Provider: "openai", Kind: string(wire.KindOpenAIChat),
+			Request: cassette.Request{Method: http.MethodPost, Path: "/v1/chat/completions",
+				Headers: http.Header{"Content-Type": {"application/json"}}, Body: reqBody},
+			Response: cassette.Response{Status: http.StatusOK, Headers: http.Header{"Content-Type": {"application/json"}}, Body: respBody},
+		})
+	}
+	if err := c.Replace(ct, proxy.Keys(m)); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		b.Fatal(err)
+	}
+	c, err = cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	p, err := proxy.New(proxy.Config{Cassette: c, Matcher: m, Redactor: r, OnExhausted: proxy.ExhaustedRepeatLast, Transport: forbidden{b}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { p.Close() })
+	return p
+}

@@ -1,0 +1,206 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// CassetteHeader picks the cassette of a request when the server has a CassetteDir.
+const CassetteHeader = "X-Llmproxy-Cassette"
+
+// errNoCassette means a cassette named by the X-Llmproxy-Cassette header
+// does not exist where it must: in replay mode, or for the API.
+var errNoCassette = errors.New("no such cassette")
+
+// tapeSet holds a server's tapes: the tape of Config.Cassette, or those of
+// the cassettes of CassetteDir opened so far.
+type tapeSet struct {
+	main    *cassette.Cassette // Config.Cassette; nil with a CassetteDir
+	dir     string
+	opts    cassette.Options // how a cassette of dir is opened
+	create  bool             // whether a missing cassette of dir may be created
+	matcher *match.Matcher
+
+	mu    sync.Mutex
+	tapes map[string]*tape // by name under dir, or "" for main
+}
+
+func newTapeSet(cfg Config, m *match.Matcher) (*tapeSet, error) {
+	ts := &tapeSet{
+		main: cfg.Cassette, dir: cfg.CassetteDir, matcher: m, tapes: map[string]*tape{},
+		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, Version: cfg.Version},
+		create: cfg.Mode != ModeReplay,
+	}
+	if cfg.Cassette != nil {
+		t := newTape(cfg.Cassette.Path())
+		if err := t.attach(cfg.Cassette, m); err != nil {
+			return nil, err
+		}
+		close(t.opened)
+		ts.tapes[""] = t
+	}
+	return ts, nil
+}
+
+// forRequest returns the tape of a proxied request: Config.Cassette's, or
+// that of the cassette its X-Llmproxy-Cassette header names in CassetteDir,
+// opened (and in record and auto mode created) on first use.
+func (ts *tapeSet) forRequest(r *http.Request) (*tape, error) {
+	if ts.main != nil {
+		return ts.mainTape()
+	}
+	return ts.get(r.Context(), r.Header.Get(CassetteHeader), true)
+}
+
+// mainTape is the tape of Config.Cassette, until close.
+func (ts *tapeSet) mainTape() (*tape, error) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if t := ts.tapes[""]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("llmproxy: cassette %s: the proxy is closed: %w", ts.main.Path(), ErrConfig)
+}
+
+// get returns the tape of a cassette in CassetteDir. Each cassette is
+// opened once and shared by every request that names it; opening one does
+// not hold up requests for the others. A failed open is not remembered, so
+// a later request tries again. Without create, a cassette that does not
+// exist is an error, in every mode.
+func (ts *tapeSet) get(ctx context.Context, name string, create bool) (*tape, error) {
+	if err := CheckCassetteName(name); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(ts.dir, name+".cassette")
+	ts.mu.Lock()
+	t, ok := ts.tapes[name]
+	if !ok {
+		if _, err := os.Stat(path); err != nil && (!create || !ts.create) {
+			ts.mu.Unlock()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+			}
+			return nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
+		}
+		t = newTape(path)
+		ts.tapes[name] = t
+		ts.mu.Unlock()
+		ts.fill(name, t)
+	} else {
+		ts.mu.Unlock()
+	}
+	select {
+	case <-t.opened:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if t.openErr != nil {
+		return nil, t.openErr
+	}
+	return t, nil
+}
+
+// fill opens the cassette of a tape just put in the set. On failure, or
+// when the set was closed meanwhile, the tape leaves the set.
+func (ts *tapeSet) fill(name string, t *tape) {
+	c, err := cassette.Open(t.name, ts.opts)
+	if err == nil {
+		if err = t.attach(c, ts.matcher); err != nil {
+			c.Close()
+		}
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if err == nil && ts.tapes[name] != t {
+		c.Close()
+		err = fmt.Errorf("cassette %s: the proxy is closed: %w", t.name, ErrConfig)
+	}
+	if err != nil {
+		t.c = nil
+		t.openErr = fmt.Errorf("llmproxy: cassette %q: %w", name, err)
+		if ts.tapes[name] == t {
+			delete(ts.tapes, name)
+		}
+	}
+	close(t.opened)
+}
+
+// open lists the tapes whose cassettes are open.
+func (ts *tapeSet) open() []*tape {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	out := make([]*tape, 0, len(ts.tapes))
+	for _, t := range ts.tapes {
+		if t.ready() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// close writes every recorded interaction whose response has ended, then
+// closes the cassettes the set opened from CassetteDir; Config.Cassette
+// stays open. The set is empty afterwards.
+func (ts *tapeSet) close() error {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	var errs []error
+	for name, t := range ts.tapes {
+		if name != "" {
+			errs = append(errs, t.close())
+		} else {
+			t.stop() // the caller closes Config.Cassette
+		}
+	}
+	ts.tapes = map[string]*tape{}
+	return errors.Join(errs...)
+}
+
+// CheckCassetteName rejects a header-chosen cassette name that is empty,
+// absolute, or holds "..", a path separator or a NUL byte.
+func CheckCassetteName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("llmproxy: header %s is required with --cassette-dir: %w", CassetteHeader, ErrBadCassetteName)
+	case filepath.IsAbs(name), strings.HasPrefix(name, "/"), strings.HasPrefix(name, `\`):
+		return fmt.Errorf("llmproxy: cassette name %q is absolute: %w", name, ErrBadCassetteName)
+	case strings.Contains(name, ".."):
+		return fmt.Errorf("llmproxy: cassette name %q contains \"..\": %w", name, ErrBadCassetteName)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("llmproxy: cassette name %q contains a path separator: %w", name, ErrBadCassetteName)
+	case strings.ContainsRune(name, 0):
+		return fmt.Errorf("llmproxy: cassette name %q contains a NUL byte: %w", name, ErrBadCassetteName)
+	}
+	return nil
+}
+
+// failTape answers a proxied request whose cassette could not be had: a
+// bad name is a 400; a cassette that does not exist in replay is a miss,
+// since the request certainly has no recording; anything else is a 500.
+func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind, err error) {
+	switch {
+	case errors.Is(err, ErrBadCassetteName):
+		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", err.Error())
+	case errors.Is(err, errNoCassette):
+		s.missed(err.Error())
+		name := r.Header.Get(CassetteHeader)
+		s.journal.add(LogEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
+			Method: r.Method, Path: r.URL.Path, Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
+		w.Header().Set(MissHeader, "1")
+		s.fail(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
+	default:
+		s.fail(w, kind, http.StatusInternalServerError, "cassette_error", err.Error())
+	}
+}
