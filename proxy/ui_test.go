@@ -226,6 +226,9 @@ func TestViewCassetteDir(t *testing.T) {
 			t.Errorf("%s: status %d, want %d and %q:\n%.3000s", tc.path, status, tc.status, tc.want, body)
 		}
 	}
+	if _, body := page(t, base+"/_llmproxy/ui/"); strings.Contains(body, "cassette=link") || strings.Contains(body, "notes") {
+		t.Errorf("the cassette list names a symbolic link or a file that is no cassette:\n%.2000s", body)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "nope.cassette")); err == nil {
 		t.Error("the view created a cassette")
 	}
