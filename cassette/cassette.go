@@ -137,6 +137,25 @@ func (c *Cassette) ForEach(fn func(i *Interaction) error) error {
 	})
 }
 
+// Last returns the id of the newest interaction, 0 when there is none;
+// since ids count from 1 with no gaps, it is their number, at a cost that
+// does not grow with the cassette.
+func (c *Cassette) Last() (uint64, error) { return c.st.Last() }
+
+// Walk calls fn with the interactions from id from onwards in recorded
+// order, or, when back is set, from id from down to the first, until fn
+// returns false or an error (which Walk returns). It decodes only the
+// interactions it visits, so a page of a large cassette costs a page.
+func (c *Cassette) Walk(from uint64, back bool, fn func(i *Interaction) (bool, error)) error {
+	return c.st.Range(from, back, func(id uint64, v []byte) (bool, error) {
+		i, err := decode(id, v)
+		if err != nil {
+			return false, fmt.Errorf("cassette %s: %w", c.Path(), err)
+		}
+		return fn(i)
+	})
+}
+
 // All returns every interaction in recorded order.
 func (c *Cassette) All() ([]*Interaction, error) {
 	var all []*Interaction

@@ -17,13 +17,14 @@ type Difference struct {
 	// Path locates the difference: "method", "upstream", "path",
 	// "query.NAME", "header.NAME", "body" for a non-JSON body, or the body's
 	// JSON path in gjson syntax, e.g. "messages.3.content".
-	Path string
+	Path string `json:"path"`
 	// Where says it in conversation terms when the path is inside a turn,
 	// e.g. "messages[3] (user)"; "" otherwise.
-	Where string
+	Where string `json:"where,omitempty"`
 	// Got is the request's value and Want the recording's, shortened; an
 	// absent value is "(absent)".
-	Got, Want string
+	Got  string `json:"got"`
+	Want string `json:"want"`
 }
 
 // String renders the difference for a miss message.

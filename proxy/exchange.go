@@ -23,6 +23,9 @@ type exchange struct {
 	kind  wire.Kind
 	mreq  *match.Request
 	key   string
+	// closest and diffs are what a miss was compared with, for the log.
+	closest uint64
+	diffs   []match.Difference
 }
 
 // logArgs are the attributes of the exchange's log lines, then more.

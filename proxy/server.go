@@ -5,12 +5,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/view"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -50,8 +52,9 @@ type Config struct {
 	// Transport sends upstream requests; nil means a clone of
 	// http.DefaultTransport without environment proxies.
 	Transport http.RoundTripper
-	// AdminToken, when set, is required (Authorization: Bearer TOKEN) on
-	// every /_llmproxy/ request.
+	// AdminToken, when set, is required on every /_llmproxy/ request:
+	// Authorization: Bearer TOKEN, or the cookie the web view's login form
+	// sets.
 	AdminToken string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
@@ -79,6 +82,7 @@ type Server struct {
 	router    *mux.Router
 	journal   journal
 	tapes     *tapeSet
+	ui        *view.Handler
 }
 
 // New checks cfg and builds a Server.
@@ -96,6 +100,9 @@ func New(cfg Config) (*Server, error) {
 	s.setLimits()
 	var err error
 	if s.tapes, err = newTapeSet(s.cfg, s.matcher); err != nil {
+		return nil, err
+	}
+	if s.ui, err = s.newUI(); err != nil {
 		return nil, err
 	}
 	s.router = s.routes()
@@ -207,6 +214,8 @@ func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true)
 	r.UseEncodedPath()
+	r.Path(strings.TrimSuffix(view.Prefix, "/")).Handler(s.ui) // the view checks its own token
+	r.PathPrefix(view.Prefix).Handler(s.ui)
 	api := r.PathPrefix("/_llmproxy/").Subrouter()
 	api.Use(s.adminAuth)
 	api.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet)

@@ -638,6 +638,61 @@ func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
 	})
 }
 
+// Last returns the id of the newest interaction, 0 when there is none.
+// Ids count from 1 with no gaps, so it is also their number, found without
+// walking the file (Len walks it).
+func (s *Store) Last() (uint64, error) {
+	var id uint64
+	err := s.view("read", func(tx *bolt.Tx) error {
+		if k, _ := tx.Bucket(bucketInteractions).Cursor().Last(); len(k) == 8 {
+			id = binary.BigEndian.Uint64(k)
+		}
+		return nil
+	})
+	return id, err
+}
+
+// Range calls fn for the interactions from id from onwards in recorded
+// order, or, when back is set, from id from down to the first, in one read
+// transaction; value is only valid during the call. The walk stops when fn
+// returns false or an error (which Range returns). Its cost is that of the
+// interactions visited, whatever the size of the cassette.
+func (s *Store) Range(from uint64, back bool, fn func(id uint64, value []byte) (bool, error)) error {
+	return s.view("read", func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketInteractions).Cursor()
+		k, v := c.Seek(idKey(from))
+		if back && (k == nil || binary.BigEndian.Uint64(k) > from) {
+			if k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; k != nil; k, v = step(c, back) {
+			if len(k) != 8 {
+				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
+			}
+			var more bool
+			err := callback(func() (err error) {
+				more, err = fn(binary.BigEndian.Uint64(k), v)
+				return err
+			})
+			if err != nil || !more {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// step moves a cursor one key forwards, or backwards when back is set.
+func step(c *bolt.Cursor, back bool) ([]byte, []byte) {
+	if back {
+		return c.Prev()
+	}
+	return c.Next()
+}
+
 // Fixture returns the fixture stored for a tool call id.
 func (s *Store) Fixture(callID string) ([]byte, error) {
 	var v []byte

@@ -160,6 +160,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return fmt.Errorf("%s %s: %w", c.source("listen"), c.listen, err)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	hs.RegisterOnShutdown(srv.EndLiveViews)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	listening := stdout
