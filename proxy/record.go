@@ -234,6 +234,10 @@ func (s *Server) watchUpstream(client context.Context) *upstreamWatch {
 // heard restarts the silence timer: the upstream sent something.
 func (w *upstreamWatch) heard() { w.silence.Reset(w.timeout) }
 
+// pause stops the silence timer while the proxy, not the upstream, is
+// the one being slow (writing to the client); heard restarts it.
+func (w *upstreamWatch) pause() { w.silence.Stop() }
+
 // stop ends the watch and cancels its context.
 func (w *upstreamWatch) stop() {
 	w.silence.Stop()

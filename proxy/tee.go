@@ -28,7 +28,11 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 		if len(chunk) > 0 {
 			watch.heard()
 			rec.push(chunk)
+			// Only the upstream's silence counts: time blocked writing to
+			// a slow client does not.
+			watch.pause()
 			c.send(chunk)
+			watch.heard()
 		}
 		switch {
 		case err == io.EOF:
