@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -43,15 +44,21 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.failTape(w, r, kind, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	body, err := s.readBody(w, r)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.As(err, &mbe):
 			s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
 				fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
-			return
+		case errors.As(err, &ne) && ne.Timeout():
+			s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", rt.path, "read_timeout", s.cfg.ReadTimeout)
+			s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
+				fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
+		default:
+			s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 		}
-		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 		return
 	}
 	x := &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
@@ -74,6 +81,20 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	case ModeAuto:
 		s.replay(w, x, true)
 	}
+}
+
+// readBody reads the request body within Config.MaxBody bytes and
+// Config.ReadTimeout, then lifts the read deadline so that the response,
+// however long, is not cut.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rc := http.NewResponseController(w)
+	// A writer without deadlines (a test's recorder) reads unbounded.
+	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, err
 }
 
 // jsonProblem says where a body stops being JSON.

@@ -17,6 +17,9 @@ import (
 // DefaultMaxBody is the request body limit when Config.MaxBody is zero.
 const DefaultMaxBody = 32 << 20
 
+// DefaultReadTimeout is the request body read limit when Config.ReadTimeout is zero.
+const DefaultReadTimeout = time.Minute
+
 // Config configures a Server. Zero values mean the documented defaults.
 type Config struct {
 	// Mode is replay (the zero value), record or auto.
@@ -44,6 +47,11 @@ type Config struct {
 	Latency time.Duration
 	// MaxBody bounds a request body; zero means DefaultMaxBody.
 	MaxBody int64
+	// ReadTimeout bounds the reading of a request body, from the end of
+	// its headers; zero means DefaultReadTimeout. Past it the client gets
+	// 408 and its connection is closed. The response is not bounded: a
+	// long stream is never cut for taking long.
+	ReadTimeout time.Duration
 	// UpstreamTimeout bounds the wait for response headers and each later
 	// read from the upstream; zero means 10 minutes.
 	UpstreamTimeout time.Duration
@@ -149,6 +157,9 @@ func (s *Server) setMatching() error {
 func (s *Server) setLimits() {
 	if s.cfg.MaxBody <= 0 {
 		s.cfg.MaxBody = DefaultMaxBody
+	}
+	if s.cfg.ReadTimeout <= 0 {
+		s.cfg.ReadTimeout = DefaultReadTimeout
 	}
 	if s.cfg.UpstreamTimeout <= 0 {
 		s.cfg.UpstreamTimeout = 10 * time.Minute

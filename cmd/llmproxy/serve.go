@@ -34,6 +34,8 @@ type serveConfig struct {
 	latency         time.Duration
 	maxBody         int64
 	upstreamTimeout time.Duration
+	readTimeout     time.Duration
+	idleTimeout     time.Duration
 	redactHeaders   listFlag
 	redactJSON      listFlag
 	adminToken      string
@@ -64,6 +66,8 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
+	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
@@ -155,7 +159,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", c.source("listen"), c.listen, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	hs := c.httpServer(srv, cfg.Logger)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	listening := stdout
@@ -193,6 +197,15 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		}
 	}
 	return nil
+}
+
+// httpServer is the HTTP server in front of h. It bounds the request
+// headers (30 s) and an idle connection (--idle-timeout); the body is
+// bounded by the proxy (--read-timeout). There is no WriteTimeout: a long
+// streamed response must never be cut for taking long.
+func (c *serveConfig) httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: c.idleTimeout,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }
 
 // unusedReport lists the interactions srv never served, or is "" when it
@@ -266,7 +279,7 @@ func checkExposure(from, listen, token string) error {
 func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error) {
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
-		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
+		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
@@ -282,6 +295,11 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	if c.maxBody <= 0 {
 		return cfg, nil, usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+	}
+	for name, d := range map[string]time.Duration{"read-timeout": c.readTimeout, "idle-timeout": c.idleTimeout} {
+		if d <= 0 {
+			return cfg, nil, usagef("%s %s: must be positive", c.source(name), d)
+		}
 	}
 	if c.latency < 0 {
 		return cfg, nil, usagef("%s %s: must not be negative", c.source("latency"), c.latency)
