@@ -44,11 +44,17 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.failTape(w, r, kind, err)
 		return
 	}
-	body, err := s.readBody(w, r)
+	body, release, err := s.readBody(w, r)
+	defer release()
 	if err != nil {
 		var mbe *http.MaxBytesError
 		var ne net.Error
 		switch {
+		case errors.Is(err, errBodyBudget):
+			s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", rt.path, "max_body_total", s.cfg.MaxBodyTotal)
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
+				fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
 		case errors.As(err, &mbe):
 			s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
 				fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
@@ -83,18 +89,27 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readBody reads the request body within Config.MaxBody bytes and
-// Config.ReadTimeout, then lifts the read deadline so that the response,
-// however long, is not cut.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// readBody reads the request body within Config.MaxBody bytes,
+// Config.ReadTimeout and the budget of bodies in flight, then lifts the
+// read deadline so that the response, however long, is not cut. release
+// gives the body's bytes back to the budget; call it once the body is
+// dropped, whatever the error.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
 	rc := http.NewResponseController(w)
 	// A writer without deadlines (a test's recorder) reads unbounded.
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	br := &budgetReader{r: r.Body, b: &s.bodies}
+	body, err = io.ReadAll(http.MaxBytesReader(w, readCloser{br, r.Body}, s.cfg.MaxBody))
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	return body, err
+	return body, br.release, err
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // jsonProblem says where a body stops being JSON.

@@ -1,8 +1,12 @@
 package proxy_test
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -92,5 +97,102 @@ func TestSlowRequestBodyIsClosed(t *testing.T) {
 	ok := send(t, h.URL(), chatStreamAPI.path, chatStreamAPI.body)
 	if ok.status != 200 || ok.readErr != nil || !strings.HasSuffix(string(ok.body), "data: [DONE]\n\n") {
 		t.Errorf("a stream longer than the read timeout: %d %v %q", ok.status, ok.readErr, ok.body)
+	}
+}
+
+// A response past --max-response, counted decoded, is cut for the client
+// as a broken upstream's would be, nothing is recorded, and the log says
+// why: an endless stream and a gzip bomb.
+func TestMaxResponse(t *testing.T) {
+	endless := rawUpstream(t, func(w http.ResponseWriter, r *http.Request, done <-chan struct{}) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("x", 1000) + "\"}}]}\n\n")
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(`{"id":"x","pad":"`))
+	zw.Write(bytes.Repeat([]byte("0"), 64<<20))
+	zw.Write([]byte(`"}`))
+	zw.Close()
+	bomb := rawUpstream(t, func(w http.ResponseWriter, r *http.Request, done <-chan struct{}) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(zipped.Bytes())
+	})
+	for _, tc := range []struct {
+		name, upstream string
+		api            faultAPI
+	}{
+		{"endless stream", endless, chatStreamAPI},
+		{"gzip bomb", bomb, chatAPI},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &syncBuffer{}
+			h := startProxy(t, proxy.ModeRecord, cassettePath(t), tc.upstream, func(c *proxy.Config) {
+				c.MaxResponse = 1 << 20
+				c.Logger = slog.New(slog.NewTextHandler(logs, nil))
+			})
+			got := send(t, h.URL(), tc.api.path, tc.api.body)
+			if got.readErr == nil {
+				t.Errorf("the client's response ended cleanly after %d bytes; it must be cut", len(got.body))
+			}
+			if len(got.body) > 2<<20 {
+				t.Errorf("the client got %d bytes, past the 1 MiB limit", len(got.body))
+			}
+			settle(t, h.URL(), 1)
+			if n := interactionCount(t, h.c); n != 0 {
+				t.Errorf("%d interactions recorded, want 0", n)
+			}
+			if !bytes.Contains(logs.Bytes(), []byte("--max-response")) {
+				t.Errorf("no log line names --max-response: %s", logs.Bytes())
+			}
+		})
+	}
+}
+
+// Request bodies in flight are bounded in total: past --max-body-total a
+// new request is answered 503 with Retry-After, and once the bodies in
+// flight are done a request of the same size goes through.
+func TestMaxBodyTotal(t *testing.T) {
+	up := fake.New(t, fake.OpenAIChat(weatherLoop))
+	h := startProxy(t, proxy.ModeRecord, cassettePath(t), up.URL(), func(c *proxy.Config) {
+		c.MaxBody = 8 << 10
+		c.MaxBodyTotal = 10 << 10
+	})
+	pad := strings.Repeat(" ", 6<<10)
+	// A request whose 6 KiB body is still arriving holds its bytes.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(h.URL(), "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := chatAPI.body + pad
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:len(body)-1])
+	time.Sleep(300 * time.Millisecond)
+
+	got := send(t, h.URL(), chatAPI.path, chatAPI.body+pad)
+	if got.status != http.StatusServiceUnavailable || got.header.Get("Retry-After") == "" ||
+		!strings.Contains(string(got.body), "--max-body-total") {
+		t.Fatalf("a body past the total in flight got %d (Retry-After %q) %q, want 503 naming --max-body-total",
+			got.status, got.header.Get("Retry-After"), got.body)
+	}
+	io.WriteString(conn, body[len(body)-1:])
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the first request: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if again := send(t, h.URL(), chatAPI.path, chatAPI.body+pad); again.status != 200 {
+		t.Errorf("after the bodies in flight were done, a request got %d %q", again.status, again.body)
 	}
 }

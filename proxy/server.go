@@ -17,6 +17,9 @@ import (
 // DefaultMaxBody is the request body limit when Config.MaxBody is zero.
 const DefaultMaxBody = 32 << 20
 
+// DefaultMaxResponse is the recorded response limit when Config.MaxResponse is zero.
+const DefaultMaxResponse = 256 << 20
+
 // DefaultReadTimeout is the request body read limit when Config.ReadTimeout is zero.
 const DefaultReadTimeout = time.Minute
 
@@ -47,6 +50,14 @@ type Config struct {
 	Latency time.Duration
 	// MaxBody bounds a request body; zero means DefaultMaxBody.
 	MaxBody int64
+	// MaxResponse bounds a recorded response, counted decoded; zero means
+	// DefaultMaxResponse. Past it the client's response is cut as a broken
+	// upstream's would be and nothing is recorded.
+	MaxResponse int64
+	// MaxBodyTotal bounds the request bodies held at once by all requests
+	// in flight; zero means four times MaxBody. A request whose body would
+	// go past it is answered 503 with Retry-After at once.
+	MaxBodyTotal int64
 	// ReadTimeout bounds the reading of a request body, from the end of
 	// its headers; zero means DefaultReadTimeout. Past it the client gets
 	// 408 and its connection is closed. The response is not bounded: a
@@ -83,6 +94,7 @@ type Server struct {
 	router    *mux.Router
 	journal   journal
 	tapes     *tapeSet
+	bodies    bodyBudget
 }
 
 // New checks cfg and builds a Server.
@@ -158,6 +170,13 @@ func (s *Server) setLimits() {
 	if s.cfg.MaxBody <= 0 {
 		s.cfg.MaxBody = DefaultMaxBody
 	}
+	if s.cfg.MaxResponse <= 0 {
+		s.cfg.MaxResponse = DefaultMaxResponse
+	}
+	if s.cfg.MaxBodyTotal <= 0 {
+		s.cfg.MaxBodyTotal = 4 * s.cfg.MaxBody
+	}
+	s.bodies.limit = s.cfg.MaxBodyTotal
 	if s.cfg.ReadTimeout <= 0 {
 		s.cfg.ReadTimeout = DefaultReadTimeout
 	}

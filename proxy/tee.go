@@ -27,6 +27,12 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 		chunk, err := body.next()
 		if len(chunk) > 0 {
 			watch.heard()
+			if rec.size += int64(len(chunk)); rec.size > s.cfg.MaxResponse {
+				rec.drop()
+				return &failure{status: status, note: fmt.Sprintf("response over --max-response (%d bytes decoded)", s.cfg.MaxResponse),
+					level: slog.LevelWarn, msg: "response over --max-response; cut and nothing recorded",
+					attrs: []any{"max_response", s.cfg.MaxResponse}, abort: !c.gone}
+			}
 			rec.push(chunk)
 			// Only the upstream's silence counts: time blocked writing to
 			// a slow client does not.
@@ -177,7 +183,11 @@ type teeStream struct {
 	end      time.Time
 	body     []byte
 	events   []cassette.Event
+	size     int64 // decoded bytes read so far
 }
+
+// drop lets go of what was collected: it will not be recorded.
+func (t *teeStream) drop() { t.body, t.events = nil, nil }
 
 // newTeeStream collects a response whose headers are h.
 func newTeeStream(h http.Header, sent time.Time) *teeStream {

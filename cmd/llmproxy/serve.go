@@ -33,6 +33,8 @@ type serveConfig struct {
 	pace            string
 	latency         time.Duration
 	maxBody         int64
+	maxBodyTotal    int64
+	maxResponse     int64
 	upstreamTimeout time.Duration
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
@@ -61,6 +63,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
 	fs.StringVar(&c.rules, "rules", "", "JSON `file` of match rules: ignore, ignore_by_kind, ignore_query, headers (merged with --ignore)")
 	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
+	fs.Int64Var(&c.maxBodyTotal, "max-body-total", 0, "largest total of request bodies in flight in `bytes`, 0 for 4 × --max-body (over it: 503)")
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
@@ -71,6 +74,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
+		fs.Int64Var(&c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, in `bytes` (over it: the response is cut, nothing recorded)")
 	}
 	if c.mode != proxy.ModeRecord {
 		fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "`policy` when a request's recordings are used up: reject, repeat-last or restart")
@@ -279,6 +283,7 @@ func checkExposure(from, listen, token string) error {
 func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error) {
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
+		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse,
 		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
 	}
 	var err error
@@ -295,6 +300,12 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	if c.maxBody <= 0 {
 		return cfg, nil, usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+	}
+	if c.maxBodyTotal < 0 {
+		return cfg, nil, usagef("%s %d: must not be negative", c.source("max-body-total"), c.maxBodyTotal)
+	}
+	if c.mode != proxy.ModeReplay && c.maxResponse <= 0 {
+		return cfg, nil, usagef("%s %d: must be positive", c.source("max-response"), c.maxResponse)
 	}
 	for name, d := range map[string]time.Duration{"read-timeout": c.readTimeout, "idle-timeout": c.idleTimeout} {
 		if d <= 0 {
