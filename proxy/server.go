@@ -58,6 +58,12 @@ type Config struct {
 	// in flight; zero means four times MaxBody. A request whose body would
 	// go past it is answered 503 with Retry-After at once.
 	MaxBodyTotal int64
+	// Sync makes a recorded response end only once its interaction is
+	// stored: its last byte (or a chunked body's end) waits for the write,
+	// and the interaction is written as soon as its response completed,
+	// not behind earlier requests still under way. A kill -9 then loses no
+	// interaction whose response a client received whole.
+	Sync bool
 	// ReadTimeout bounds the reading of a request body, from the end of
 	// its headers; zero means DefaultReadTimeout. Past it the client gets
 	// 408 and its connection is closed. The response is not bounded: a

@@ -90,13 +90,31 @@ type client struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	gone bool
+	hold bool   // hold back the last byte sent (see release)
+	held []byte // the byte held back
 }
 
-// send writes p to the client and flushes it.
+// send writes p to the client and flushes it; with hold, all but its
+// last byte, which waits for the next send or release.
 func (c *client) send(p []byte) {
-	if c.gone {
+	if c.gone || len(p) == 0 {
 		return
 	}
+	if c.hold {
+		c.held = append(c.held, p...)
+		p, c.held = c.held[:len(c.held)-1], c.held[len(c.held)-1:]
+	}
+	c.write(p)
+}
+
+// release sends what hold held back.
+func (c *client) release() {
+	held := c.held
+	c.held, c.hold = nil, false
+	c.send(held)
+}
+
+func (c *client) write(p []byte) {
 	if _, err := c.w.Write(p); err != nil {
 		c.gone = true
 	} else if err := c.rc.Flush(); err != nil {

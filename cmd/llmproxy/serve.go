@@ -35,6 +35,7 @@ type serveConfig struct {
 	maxBody         int64
 	maxBodyTotal    int64
 	maxResponse     int64
+	sync            bool
 	upstreamTimeout time.Duration
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
@@ -74,6 +75,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
+		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
 		fs.Int64Var(&c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, in `bytes` (over it: the response is cut, nothing recorded)")
 	}
 	if c.mode != proxy.ModeRecord {
@@ -283,7 +285,7 @@ func checkExposure(from, listen, token string) error {
 func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error) {
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
-		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse,
+		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse, Sync: c.sync,
 		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
 	}
 	var err error
