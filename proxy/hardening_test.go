@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -194,5 +197,62 @@ func TestMaxBodyTotal(t *testing.T) {
 	resp.Body.Close()
 	if again := send(t, h.URL(), chatAPI.path, chatAPI.body+pad); again.status != 200 {
 		t.Errorf("after the bodies in flight were done, a request got %d %q", again.status, again.body)
+	}
+}
+
+// When the default upstream is the openai one, /v1/... and /openai/v1/...
+// are one route: a recording made through either replays through the
+// other, is stored under one upstream, and misses show one form.
+func TestOpenAISpellingsAreOneRoute(t *testing.T) {
+	up := fake.New(t, fake.OpenAIChat(weatherLoop))
+	for _, tc := range []struct{ record, replay string }{
+		{"/v1/chat/completions", "/openai/v1/chat/completions"},
+		{"/openai/v1/chat/completions", "/v1/chat/completions"},
+	} {
+		t.Run(tc.record, func(t *testing.T) {
+			path := cassettePath(t)
+			rec := startProxy(t, proxy.ModeRecord, path, up.URL())
+			if got := send(t, rec.URL(), tc.record, chatAPI.body); got.status != 200 {
+				t.Fatalf("record: %d %s", got.status, got.body)
+			}
+			rec.stop()
+			rep := startProxy(t, proxy.ModeReplay, path, "")
+			got := send(t, rep.URL(), tc.replay, chatAPI.body)
+			if got.status != 200 {
+				t.Fatalf("recorded through %s, replayed through %s: %d %s", tc.record, tc.replay, got.status, got.body)
+			}
+			all, err := rep.c.All()
+			if err != nil || len(all) != 1 || all[0].Upstream != "openai" {
+				t.Fatalf("stored upstream: %v %v, want one interaction under openai", all, err)
+			}
+			miss := send(t, rep.URL(), "/openai/v1/embeddings", `{"model":"m","input":"x"}`)
+			msg := gjson.GetBytes(miss.body, "error.message").String()
+			if strings.Contains(msg, "/openai/") || !strings.Contains(msg, "(POST /v1/embeddings)") || !strings.Contains(msg, "(POST /v1/chat/completions)") {
+				t.Errorf("the miss shows another form than the unprefixed one: %s", msg)
+			}
+		})
+	}
+}
+
+// A cassette recorded before the two spellings were one route holds an
+// unprefixed request under the upstream "default": it replays through both.
+func TestOldDefaultRecordingsReplayThroughBoth(t *testing.T) {
+	path := cassettePath(t)
+	c, err := cassette.Open(path, cassette.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.AppendAll([]cassette.Keyed{{Key: "old", Shape: "old", Interaction: &cassette.Interaction{Upstream: cassette.DefaultUpstream, Kind: "openai-chat", Provider: "openai",
+		Request:  cassette.Request{Method: "POST", Path: "/v1/chat/completions", Body: []byte(chatAPI.body)},
+		Response: cassette.Response{Status: 200, Headers: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"old"}`)}}}})
+	c.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.OnExhausted = proxy.ExhaustedRepeatLast })
+	for _, p := range []string{"/v1/chat/completions", "/openai/v1/chat/completions"} {
+		if got := send(t, rep.URL(), p, chatAPI.body); got.status != 200 || string(got.body) != `{"id":"old"}` {
+			t.Errorf("an old default recording through %s: %d %s", p, got.status, got.body)
+		}
 	}
 }

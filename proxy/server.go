@@ -100,7 +100,10 @@ type Server struct {
 	router    *mux.Router
 	journal   journal
 	tapes     *tapeSet
-	bodies    bodyBudget
+	// openaiDefault: the default upstream is the openai one, so an
+	// unprefixed path and its /openai/ spelling are one route.
+	openaiDefault bool
+	bodies        bodyBudget
 }
 
 // New checks cfg and builds a Server.
@@ -130,6 +133,8 @@ func (s *Server) setUpstreams() error {
 	if s.upstreams == nil {
 		s.upstreams = DefaultUpstreams()
 	}
+	openai := s.upstreams["openai"]
+	s.openaiDefault = s.cfg.Default == nil || (openai != nil && s.cfg.Default.String() == openai.String())
 	if s.cfg.Default == nil {
 		s.cfg.Default = s.upstreams["openai"]
 		if s.cfg.Default == nil {
@@ -167,6 +172,11 @@ func (s *Server) setMatching() error {
 			return err
 		}
 		s.matcher = m
+	}
+	if s.openaiDefault {
+		// Cassettes recorded before the two spellings were one route hold
+		// unprefixed requests under the default's name.
+		s.matcher = s.matcher.WithAlias(cassette.DefaultUpstream, "openai")
 	}
 	return nil
 }
