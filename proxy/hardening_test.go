@@ -215,6 +215,29 @@ func TestOpenAISpellingsAreOneRoute(t *testing.T) {
 			if got := send(t, rec.URL(), tc.record, chatAPI.body); got.status != 200 {
 				t.Fatalf("record: %d %s", got.status, got.body)
 			}
+			// Through the other spelling the same request is logged and
+			// exported alike.
+			if got := send(t, rec.URL(), tc.replay, chatAPI.body); got.status != 200 {
+				t.Fatalf("record: %d %s", got.status, got.body)
+			}
+			settle(t, rec.URL(), 2)
+			resp, err := http.Get(rec.URL() + "/_llmproxy/log")
+			if err != nil {
+				t.Fatal(err)
+			}
+			logged, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			e := gjson.GetManyBytes(logged, "entries.0.upstream", "entries.0.path", "entries.1.upstream", "entries.1.path")
+			if e[0].String() != e[2].String() || e[1].String() != e[3].String() {
+				t.Errorf("the log shows the two spellings apart: %s", logged)
+			}
+			var exp bytes.Buffer
+			if err := rec.c.Export(&exp); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(exp.String(), `"upstream": "openai"`) + strings.Count(exp.String(), `"upstream":"openai"`); n != 2 {
+				t.Errorf("the export does not hold both under upstream openai:\n%s", exp.String())
+			}
 			rec.stop()
 			rep := startProxy(t, proxy.ModeReplay, path, "")
 			got := send(t, rep.URL(), tc.replay, chatAPI.body)
@@ -222,8 +245,8 @@ func TestOpenAISpellingsAreOneRoute(t *testing.T) {
 				t.Fatalf("recorded through %s, replayed through %s: %d %s", tc.record, tc.replay, got.status, got.body)
 			}
 			all, err := rep.c.All()
-			if err != nil || len(all) != 1 || all[0].Upstream != "openai" {
-				t.Fatalf("stored upstream: %v %v, want one interaction under openai", all, err)
+			if err != nil || len(all) != 2 || all[0].Upstream != "openai" || all[1].Upstream != "openai" {
+				t.Fatalf("stored upstream: %v %v, want two interactions under openai", all, err)
 			}
 			miss := send(t, rep.URL(), "/openai/v1/embeddings", `{"model":"m","input":"x"}`)
 			msg := gjson.GetBytes(miss.body, "error.message").String()
