@@ -4,7 +4,7 @@
 // rest. The proxy, the matcher, the presets and the fixtures ask it; nothing
 // else in llmproxy reads or writes a provider's body by a provider path.
 //
-// It answers five questions:
+// It answers six questions:
 //
 //   - Which API is this? Detect maps a method and path to a Kind, stored with
 //     each interaction; DetectFraming maps a Content-Type to a Framing.
@@ -22,6 +22,11 @@
 //     SyntheticID); SetOutput replaces a tool's output, carried as it was.
 //   - How does this provider say no? ErrorBody builds an error body each
 //     official SDK surfaces with its message.
+//   - How would the provider answer? Write turns a provider-neutral Answer
+//     into the body or the stream of events the provider of a Kind sends
+//     (OptionsFor reads from a request how it asks to be answered);
+//     WriteError and StreamError write its errors, before or during a
+//     stream. ParseResponse reads a written answer back as it was written.
 //
 // # Rules
 //

@@ -47,6 +47,7 @@ type serveConfig struct {
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	overwrite       bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
 	fromEnv map[string]string
@@ -73,6 +74,9 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	if c.mode == proxy.ModeRecord {
+		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
+	}
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
@@ -287,6 +291,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
 		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse, Sync: c.sync,
 		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
+		Overwrite: c.overwrite,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
@@ -339,7 +344,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	cleanup := func() {}
 	if c.cassette != "" {
-		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version})
+		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version, Overwrite: c.overwrite})
 		if err != nil {
 			return cfg, nil, err
 		}
