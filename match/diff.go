@@ -47,7 +47,7 @@ func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
 	if !strings.EqualFold(got.Method, want.Method) {
 		d.add(Difference{Path: "method", Got: got.Method, Want: want.Method})
 	}
-	if got.Upstream != want.Upstream {
+	if m.upstream(got) != m.upstream(want) {
 		d.add(Difference{Path: "upstream", Got: got.Upstream, Want: want.Upstream})
 	}
 	if got.Path != want.Path {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -46,15 +47,27 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.failTape(w, r, kind, err)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	body, release, err := s.readBody(w, r)
+	defer release()
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.Is(err, errBodyBudget):
+			s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", rt.path, "max_body_total", s.cfg.MaxBodyTotal)
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
+				fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
+		case errors.As(err, &mbe):
 			s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
 				fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
-			return
+		case errors.As(err, &ne) && ne.Timeout():
+			s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", rt.path, "read_timeout", s.cfg.ReadTimeout)
+			s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
+				fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
+		default:
+			s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 		}
-		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 		return
 	}
 	x := &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
@@ -81,6 +94,29 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	case ModeAuto:
 		s.replay(w, x, true)
 	}
+}
+
+// readBody reads the request body within Config.MaxBody bytes,
+// Config.ReadTimeout and the budget of bodies in flight, then lifts the
+// read deadline so that the response, however long, is not cut. release
+// gives the body's bytes back to the budget; call it once the body is
+// dropped, whatever the error.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	rc := http.NewResponseController(w)
+	// A writer without deadlines (a test's recorder) reads unbounded.
+	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	br := &budgetReader{r: r.Body, b: &s.bodies}
+	body, err = io.ReadAll(http.MaxBytesReader(w, readCloser{br, r.Body}, s.cfg.MaxBody))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, br.release, err
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // jsonProblem says where a body stops being JSON.

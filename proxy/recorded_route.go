@@ -3,7 +3,6 @@ package proxy
 import (
 	"strings"
 
-	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -19,7 +18,7 @@ import (
 // unknown name has no URL to forward to. reroute reports whether it changed
 // the exchange's route (and kind and match key).
 func (s *Server) reroute(x *exchange) bool {
-	if x.route.name != cassette.DefaultUpstream {
+	if !x.route.unprefixed {
 		return false
 	}
 	name, tail, ok := strings.Cut(strings.TrimPrefix(x.route.path, "/"), "/")

@@ -19,6 +19,12 @@ import (
 // DefaultMaxBody is the request body limit when Config.MaxBody is zero.
 const DefaultMaxBody = 32 << 20
 
+// DefaultMaxResponse is the recorded response limit when Config.MaxResponse is zero.
+const DefaultMaxResponse = 256 << 20
+
+// DefaultReadTimeout is the request body read limit when Config.ReadTimeout is zero.
+const DefaultReadTimeout = time.Minute
+
 // Config configures a Server. Zero values mean the documented defaults.
 type Config struct {
 	// Mode is replay (the zero value), record or auto.
@@ -46,6 +52,25 @@ type Config struct {
 	Latency time.Duration
 	// MaxBody bounds a request body; zero means DefaultMaxBody.
 	MaxBody int64
+	// MaxResponse bounds a recorded response, counted decoded; zero means
+	// DefaultMaxResponse. Past it the client's response is cut as a broken
+	// upstream's would be and nothing is recorded.
+	MaxResponse int64
+	// MaxBodyTotal bounds the request bodies held at once by all requests
+	// in flight; zero means four times MaxBody. A request whose body would
+	// go past it is answered 503 with Retry-After at once.
+	MaxBodyTotal int64
+	// Sync makes a recorded response end only once its interaction is
+	// stored: its last byte (or a chunked body's end) waits for the write,
+	// and the interaction is written as soon as its response completed,
+	// not behind earlier requests still under way. A kill -9 then loses no
+	// interaction whose response a client received whole.
+	Sync bool
+	// ReadTimeout bounds the reading of a request body, from the end of
+	// its headers; zero means DefaultReadTimeout. Past it the client gets
+	// 408 and its connection is closed. The response is not bounded: a
+	// long stream is never cut for taking long.
+	ReadTimeout time.Duration
 	// UpstreamTimeout bounds the wait for response headers and each later
 	// read from the upstream; zero means 10 minutes.
 	UpstreamTimeout time.Duration
@@ -83,6 +108,10 @@ type Server struct {
 	journal   journal
 	tapes     *tapeSet
 	ui        *view.Handler
+	// openaiDefault: the default upstream is the openai one, so an
+	// unprefixed path and its /openai/ spelling are one route.
+	openaiDefault bool
+	bodies        bodyBudget
 }
 
 // New checks cfg and builds a Server.
@@ -115,6 +144,8 @@ func (s *Server) setUpstreams() error {
 	if s.upstreams == nil {
 		s.upstreams = DefaultUpstreams()
 	}
+	openai := s.upstreams["openai"]
+	s.openaiDefault = s.cfg.Default == nil || (openai != nil && s.cfg.Default.String() == openai.String())
 	if s.cfg.Default == nil {
 		s.cfg.Default = s.upstreams["openai"]
 		if s.cfg.Default == nil {
@@ -153,6 +184,11 @@ func (s *Server) setMatching() error {
 		}
 		s.matcher = m
 	}
+	if s.openaiDefault {
+		// Cassettes recorded before the two spellings were one route hold
+		// unprefixed requests under the default's name.
+		s.matcher = s.matcher.WithAlias(cassette.DefaultUpstream, "openai")
+	}
 	return nil
 }
 
@@ -160,6 +196,16 @@ func (s *Server) setMatching() error {
 func (s *Server) setLimits() {
 	if s.cfg.MaxBody <= 0 {
 		s.cfg.MaxBody = DefaultMaxBody
+	}
+	if s.cfg.MaxResponse <= 0 {
+		s.cfg.MaxResponse = DefaultMaxResponse
+	}
+	if s.cfg.MaxBodyTotal <= 0 {
+		s.cfg.MaxBodyTotal = 4 * s.cfg.MaxBody
+	}
+	s.bodies.limit = s.cfg.MaxBodyTotal
+	if s.cfg.ReadTimeout <= 0 {
+		s.cfg.ReadTimeout = DefaultReadTimeout
 	}
 	if s.cfg.UpstreamTimeout <= 0 {
 		s.cfg.UpstreamTimeout = 10 * time.Minute
