@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/scenario"
+	"github.com/llmproxy/llmproxy/view"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -173,24 +173,13 @@ func (x *mockExchange) entry(status int, step, miss string) LogEntry {
 	return e
 }
 
-// serveMock answers a request from the scenario it names.
-func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind) {
-	x := &mockExchange{start: start, req: r, route: rt, kind: kind, conv: r.Header.Get(ConversationHeader)}
+// serveMock answers a request, whose body was read, from the scenario it
+// names.
+func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte) {
+	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body, conv: r.Header.Get(ConversationHeader)}
 	if x.conv == "" {
 		x.conv = scenario.DefaultConversation
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			s.mockRefuse(w, x, http.StatusRequestEntityTooLarge,
-				fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
-			return
-		}
-		s.mockRefuse(w, x, http.StatusBadRequest, "llmproxy: reading request body: "+err.Error())
-		return
-	}
-	x.body = body
 	eng, msg := s.mock.engine(r)
 	if eng == nil {
 		s.mockRefuse(w, x, http.StatusBadRequest, msg)
@@ -394,6 +383,23 @@ func (s *Server) UnusedSteps() map[string][]string {
 		if u := s.mock.engines[name].Unused(); len(u) > 0 {
 			out[name] = u
 		}
+	}
+	return out
+}
+
+// graphs describes the scenarios served, for the web view; nil outside
+// mock mode.
+func (m *mockState) graphs() []view.Graph {
+	if m == nil {
+		return nil
+	}
+	out := make([]view.Graph, 0, len(m.names))
+	for _, name := range m.names {
+		g := view.Graph{Name: name}
+		for _, st := range m.engines[name].Steps() {
+			g.Steps = append(g.Steps, view.Step{ID: st.ID, When: st.When, Respond: st.Respond, Then: st.Then, Complete: st.Complete, Answered: st.Answered})
+		}
+		out = append(out, g)
 	}
 	return out
 }

@@ -119,6 +119,17 @@ func TestMockAPI(t *testing.T) {
 	if u := m.p.UnusedSteps(); len(u) != 0 {
 		t.Errorf("UnusedSteps: %v", u)
 	}
+	resp, err := http.Get(m.srv.URL + "/_llmproxy/ui/scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"weather", "ask", "tool-result fixture paris", "call fixture paris"} {
+		if resp.StatusCode != 200 || !strings.Contains(string(page), want) {
+			t.Errorf("scenario page (%d) lacks %q", resp.StatusCode, want)
+		}
+	}
 }
 
 func jsonEqual(a, b string) bool {

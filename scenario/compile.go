@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/wire"
 )
@@ -401,9 +403,9 @@ func compileCall(p *problems, prog *program, l loc, ca CallAnswer, used map[stri
 		return ccall{name: ca.Preset, id: ca.ID, args: canonicalArgs(args)}, true
 	}
 	args := orEmpty(ca.Arguments)
-	if v, ok := decodeJSON(args); !ok {
+	if !json.Valid(args) {
 		p.add(l.key("arguments"), "not a JSON value")
-	} else if _, obj := v.(map[string]any); !obj {
+	} else if !gjson.ParseBytes(args).IsObject() {
 		p.add(l.key("arguments"), "a call's arguments are a JSON object")
 	}
 	return ccall{name: ca.Function, id: ca.ID, args: canonicalArgs(args)}, true

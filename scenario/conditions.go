@@ -234,7 +234,7 @@ func (c *toolResultCond) against(v *view, r wire.ToolResult) (int, CandidateMiss
 		}
 	}
 	if c.result != nil {
-		outs := sentOutputs(v.req.Kind, r.Content)
+		outs := sentOutputs(v.req.Kind, r)
 		if !slices.ContainsFunc(outs, func(o []byte) bool { return sameJSON(o, c.result) }) {
 			had := "no content"
 			if len(outs) > 0 && len(outs[0]) > 0 {

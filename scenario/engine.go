@@ -31,13 +31,14 @@ var DefaultCreated = time.Unix(1700000000, 0).UTC()
 // position; conversations are independent and may be served in parallel.
 // An Engine is safe for concurrent use.
 type Engine struct {
-	prog *program
+	prog  *program
+	model []Step // the steps as given, for Steps
 
 	mu    sync.Mutex
 	convs map[string]*conversation
 
 	reachedMu sync.Mutex
-	reached   []bool // steps some conversation was answered by
+	reached   []int // answers committed, by step
 }
 
 // conversation is one conversation's position.
@@ -53,11 +54,12 @@ type conversation struct {
 // NewEngine checks a scenario and returns an engine that serves it. An
 // invalid scenario is an ErrorList.
 func NewEngine(s *Scenario) (*Engine, error) {
-	prog, errs := compile(s.clone())
+	c := s.clone()
+	prog, errs := compile(c)
 	if errs != nil {
 		return nil, errs.sorted()
 	}
-	return &Engine{prog: prog, convs: map[string]*conversation{}, reached: make([]bool, len(prog.steps))}, nil
+	return &Engine{prog: prog, model: c.Steps, convs: map[string]*conversation{}, reached: make([]int, len(prog.steps))}, nil
 }
 
 // Name returns the scenario's name.
@@ -304,7 +306,7 @@ func (p *Pending) Commit() {
 		}
 		c.mu.Unlock()
 		p.e.reachedMu.Lock()
-		p.e.reached[p.step] = true
+		p.e.reached[p.step]++
 		p.e.reachedMu.Unlock()
 	})
 }
@@ -328,8 +330,8 @@ func (e *Engine) Unused() []string {
 	e.reachedMu.Lock()
 	defer e.reachedMu.Unlock()
 	var out []string
-	for i, ok := range e.reached {
-		if !ok {
+	for i, n := range e.reached {
+		if n == 0 {
 			out = append(out, e.prog.steps[i].id)
 		}
 	}

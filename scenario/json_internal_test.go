@@ -48,7 +48,7 @@ func TestSentOutputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := false
-		for _, o := range sentOutputs(tt.kind, []byte(tt.content)) {
+		for _, o := range sentOutputs(tt.kind, wire.ToolResult{Content: []byte(tt.content)}) {
 			got = got || sameJSON(o, want)
 		}
 		if got != tt.match {

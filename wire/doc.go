@@ -16,7 +16,9 @@
 //     result with the echoed call it answers; ToolResult.Output finds the
 //     tool's own output inside a result; ParseResponse reassembles a
 //     streamed or whole answer into text, tool calls and stop reason;
-//     DescribePath names a JSON path in conversation terms for diagnostics.
+//     Transcript reads a request as messages a person can follow (system
+//     prompt, text, reasoning, tool traffic per turn); DescribePath names a
+//     JSON path in conversation terms for diagnostics.
 //   - How do I change it? RewriteCallIDs renames tool call ids (and can give
 //     id-less Gemini and Ollama calls one, and id-less Gemini results, see
 //     SyntheticID); SetOutput replaces a tool's output, carried as it was.

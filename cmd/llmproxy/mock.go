@@ -25,6 +25,8 @@ type mockConfig struct {
 	maxBody         int64
 	logFormat       string
 	shutdownTimeout time.Duration
+	readTimeout     time.Duration
+	idleTimeout     time.Duration
 	fromEnv         map[string]string
 }
 
@@ -38,6 +40,8 @@ func (c *mockConfig) flags(stderr io.Writer) *flag.FlagSet {
 	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	return fs
 }
 
@@ -74,7 +78,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if len(c.scenarios) == 0 {
 		return usagef("mock: give at least one --scenario FILE (or %s)", envName("scenario"))
 	}
-	cfg := proxy.Config{Mode: proxy.ModeMock, MaxBody: c.maxBody, AdminToken: c.adminToken, Version: version}
+	cfg := proxy.Config{Mode: proxy.ModeMock, MaxBody: c.maxBody, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version}
 	switch c.pace {
 	case "scripted":
 		cfg.Pace = proxy.PaceScripted
@@ -85,6 +89,12 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	}
 	if c.maxBody <= 0 {
 		return usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+	}
+	if c.readTimeout <= 0 {
+		return usagef("%s %s: must be positive", c.source("read-timeout"), c.readTimeout)
+	}
+	if c.idleTimeout <= 0 {
+		return usagef("%s %s: must be positive", c.source("idle-timeout"), c.idleTimeout)
 	}
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, quiet); err != nil {
 		return usagef("%s %q: want text or json", c.source("log-format"), c.logFormat)
@@ -103,7 +113,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		return err
 	}
 	defer srv.Close()
-	sv := listener{handler: srv, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
+	hs := newHTTPServer(srv, c.idleTimeout, cfg.Logger)
+	hs.RegisterOnShutdown(srv.EndLiveViews)
+	sv := listener{server: hs, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
 		shutdownTimeout: c.shutdownTimeout, cr: cr}
 	if c.failOnUnused {
 		sv.unused = func() (string, error) { return unusedSteps(srv.UnusedSteps()), nil }
