@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
@@ -72,23 +74,89 @@ func sortedJSON(s string) string {
 func TestFromCassetteReproducesTheConversation(t *testing.T) {
 	// weather is scrubbed into fixtures; get_weather is mapped to the
 	// weather preset, and stays a function call of its own in the scenario.
+	openaiChat := wireAgent{"openai", fake.OpenAIChat, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+		return weatherAgent(ctx, p.URL("openai"), stream)
+	}}
+	anthropicMessages := wireAgent{"anthropic", fake.AnthropicMessages, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+		return anthropicWeatherAgent(ctx, p.URL("anthropic"), stream)
+	}}
 	for _, tool := range []string{"weather", "get_weather"} {
-		t.Run(tool, func(t *testing.T) { fromCassetteRound(t, tool) })
+		for _, w := range []wireAgent{openaiChat, anthropicMessages} {
+			t.Run(w.name+" "+tool, func(t *testing.T) { fromCassetteRound(t, w, tool) })
+		}
 	}
 }
 
-func fromCassetteRound(t *testing.T, tool string) {
-	up := fake.New(t, fake.OpenAIChat(fake.ToolLoop{Tool: tool, Args: `{"location":"Paris","unit":"celsius"}`, CallID: "call_w1", Answer: "Sunny, 21 °C."}))
+// urlOf is what gives a provider's base URL through a proxy or a mock.
+type urlOf interface{ URL(string) string }
+
+// wireAgent is one wire's fake upstream and application.
+type wireAgent struct {
+	name   string
+	script func(fake.ToolLoop) fake.Script
+	run    func(ctx context.Context, p urlOf, stream bool) (string, error)
+}
+
+// anthropicWeatherAgent runs the weather tool loop with anthropic-sdk-go.
+func anthropicWeatherAgent(ctx context.Context, base string, stream bool) (string, error) {
+	client := anthropic.NewClient(anthropicoption.WithBaseURL(base+"/"), anthropicoption.WithAPIKey("sk-test"), anthropicoption.WithMaxRetries(0))
+	params := anthropic.MessageNewParams{
+		Model: "claude-sonnet-4-6", MaxTokens: 1024,
+		Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("What's the weather in Paris?"))},
+		Tools:    []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "weather", InputSchema: anthropic.ToolInputSchemaParam{}}}},
+	}
+	var seen []string
+	for range 2 {
+		var m anthropic.Message
+		if stream {
+			s := client.Messages.NewStreaming(ctx, params)
+			for s.Next() {
+				if err := m.Accumulate(s.Current()); err != nil {
+					return strings.Join(seen, "\n"), err
+				}
+			}
+			if err := s.Err(); err != nil {
+				return strings.Join(seen, "\n"), err
+			}
+		} else {
+			resp, err := client.Messages.New(ctx, params)
+			if err != nil {
+				return strings.Join(seen, "\n"), err
+			}
+			m = *resp
+		}
+		var results []anthropic.ContentBlockParamUnion
+		var text strings.Builder
+		for _, b := range m.Content {
+			switch b.Type {
+			case "tool_use":
+				tu := b.AsToolUse()
+				seen = append(seen, fmt.Sprintf("call %s %s %s", tu.ID, tu.Name, sortedJSON(string(tu.Input))))
+				results = append(results, anthropic.NewToolResultBlock(tu.ID, fcResult, false))
+			case "text":
+				text.WriteString(b.Text)
+			}
+		}
+		if len(results) == 0 {
+			return strings.Join(append(seen, "answer "+text.String()), "\n"), nil
+		}
+		params.Messages = append(params.Messages, m.ToParam(), anthropic.NewUserMessage(results...))
+	}
+	return strings.Join(seen, "\n"), fmt.Errorf("no answer after two turns")
+}
+
+func fromCassetteRound(t *testing.T, w wireAgent, tool string) {
+	up := fake.New(t, w.script(fake.ToolLoop{Tool: tool, Args: `{"location":"Paris","unit":"celsius"}`, CallID: "call_w1", Answer: "Sunny, 21 °C."}))
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "agent.cassette")
-	rec, err := proxytest.Start(cas, proxytest.Mode(proxy.ModeRecord), proxytest.Upstream("openai", up.URL()))
+	rec, err := proxytest.Start(cas, proxytest.Mode(proxy.ModeRecord), proxytest.Upstream(w.name, up.URL()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	var recorded [2]string
 	for n, stream := range []bool{false, true} {
-		if recorded[n], err = weatherAgent(ctx, rec.URL("openai"), stream); err != nil {
+		if recorded[n], err = w.run(ctx, rec, stream); err != nil {
 			t.Fatalf("record: %v", err)
 		}
 	}
@@ -115,13 +183,13 @@ func fromCassetteRound(t *testing.T, tool string) {
 	// What replay of the scrubbed cassette shows (scrub renamed the calls).
 	rep := proxytest.New(t, cas)
 	for n, stream := range []bool{false, true} {
-		if recorded[n], err = weatherAgent(ctx, rep.URL("openai"), stream); err != nil {
+		if recorded[n], err = w.run(ctx, rep, stream); err != nil {
 			t.Fatalf("replay: %v", err)
 		}
 	}
 	m := proxytest.NewScenario(t, filepath.Join(dir, "agent.yaml"))
 	for n, stream := range []bool{false, true} {
-		got, err := weatherAgent(ctx, m.BaseURL(), stream)
+		got, err := w.run(ctx, m, stream)
 		if err != nil {
 			t.Fatalf("mock: %v (so far %s)", err, got)
 		}
