@@ -18,6 +18,11 @@ type Options struct {
 	ReadOnly    bool
 	LockTimeout time.Duration
 	Version     string // llmproxy version written into new metadata
+	// Overwrite starts the cassette afresh (record --overwrite): the first
+	// interaction appended replaces every earlier one and the fixtures, in
+	// one transaction. Until it is written the old ones stay readable, and
+	// a process that ends before leaves the cassette as it was.
+	Overwrite bool
 }
 
 // Cassette is an open cassette file. Its methods are safe for concurrent use.
@@ -29,7 +34,7 @@ type Cassette struct {
 // errors of package store pass through wrapped: store.ErrLocked,
 // store.ErrNotCassette, store.ErrFormatVersion, store.ErrMissing.
 func Open(path string, opts Options) (*Cassette, error) {
-	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version})
+	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite})
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ type exchange struct {
 // logArgs are the attributes of the exchange's log lines, then more.
 func (x *exchange) logArgs(more ...any) []any {
 	args := make([]any, 0, 8+len(more))
-	args = append(args, "cassette", x.tape.name, "api", string(x.kind), "method", x.req.Method, "path", x.route.path)
+	args = append(args, "cassette", x.tape.name, "api", string(x.kind), "method", x.req.Method, "path", x.mreq.Path)
 	return append(args, more...)
 }
 
@@ -58,15 +58,19 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	x := &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
+	// Matching, the log and the journal see the request as it is stored:
+	// with its secrets redacted. So a recording's match key is the key of
+	// the live request, whatever key-shaped strings either carried, and no
+	// secret reaches a log line or a miss message.
 	x.mreq = &match.Request{
-		Method: r.Method, Upstream: rt.name, Path: rt.path, Query: r.URL.RawQuery,
-		Header: r.Header, Body: body, Kind: string(kind),
+		Method: r.Method, Upstream: rt.name, Path: s.redactor.Path(rt.path), Query: s.redactor.Query(r.URL.RawQuery),
+		Header: s.redactor.Headers(r.Header), Body: s.redactor.Body(body), Kind: string(kind),
 	}
 	x.key, err = s.matcher.Key(x.mreq)
 	if err != nil {
 		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
-		s.journal.add(LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: rt.path, Kind: string(kind), Miss: err.Error()})
+		s.journal.add(LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()})
 		return
 	}
 	switch s.cfg.Mode {

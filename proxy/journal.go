@@ -140,7 +140,7 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
 	e := LogEntry{
 		Time: x.start.UTC(), Cassette: x.tape.name, Method: x.req.Method, Upstream: x.route.name,
-		Path: x.route.path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
+		Path: x.mreq.Path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
 		tape:   x.tape, name: x.req.Header.Get(CassetteHeader),
 		Closest: x.closest, Differences: x.diffs,
@@ -149,7 +149,7 @@ func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
 		// A request that was served or recorded is summarised from its
 		// interaction when the log is read (see Server.logEntries), so that
 		// serving it does not parse its body again.
-		e.summarize(x.kind, x.route.path, x.body)
+		e.summarize(x.kind, x.mreq.Path, x.mreq.Body)
 	}
 	return e
 }

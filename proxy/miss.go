@@ -42,7 +42,7 @@ func (s *Server) missed(msg string) {
 // paths (at most three) at which the request differs from it, with both
 // values.
 func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
-	what := x.req.Method + " " + cassette.ProxyPath(x.route.name, x.route.path)
+	what := x.req.Method + " " + cassette.ProxyPath(x.route.name, x.mreq.Path)
 	if len(exhausted) > 0 {
 		x.closest = exhausted[len(exhausted)-1]
 		which := "its only recording, interaction " + joinIDs(exhausted)

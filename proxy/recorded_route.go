@@ -29,7 +29,7 @@ func (s *Server) reroute(x *exchange) bool {
 	rt := route{name: name, base: x.route.base, path: "/" + tail}
 	kind := wire.Detect(x.req.Method, rt.path)
 	mreq := *x.mreq
-	mreq.Upstream, mreq.Path, mreq.Kind = rt.name, rt.path, string(kind)
+	mreq.Upstream, mreq.Path, mreq.Kind = rt.name, s.redactor.Path(rt.path), string(kind)
 	if ids, err := x.tape.index.shape(s.matcher.Shape(&mreq)); err != nil || len(ids) == 0 {
 		return false
 	}

@@ -60,6 +60,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is written into new cassettes' metadata.
 	Version string
+	// Overwrite starts each cassette of CassetteDir afresh in record mode
+	// (see cassette.Options.Overwrite). A Config.Cassette is opened by the
+	// caller, with its own options.
+	Overwrite bool
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
 	// OnMiss, when set, is called with the message of every miss in replay

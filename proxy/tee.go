@@ -33,7 +33,7 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 		switch {
 		case err == io.EOF:
 			rec.end = time.Now()
-			if rest := rec.splitter.Rest(); len(rest) > 0 && !rec.acceptRest(rest) {
+			if rest := rec.finish(); len(rest) > 0 && !rec.acceptRest(rest) {
 				return &failure{status: status, note: "upstream stream ended mid-event",
 					level: slog.LevelWarn, msg: "stream ended mid-event; nothing recorded", attrs: []any{"tail_bytes", len(rest)}}
 			}
@@ -193,9 +193,25 @@ func (t *teeStream) push(p []byte) {
 		t.body = append(t.body, p...)
 		return
 	}
-	for _, e := range t.splitter.Push(p) {
+	t.add(t.splitter.Push(p), now)
+}
+
+func (t *teeStream) add(evs []wire.Event, now time.Time) {
+	for _, e := range evs {
 		t.events = append(t.events, cassette.Event{AtMillis: cassette.Millis(now.Sub(t.sent)), Data: cassette.Body(e.Raw)})
 	}
+}
+
+// finish takes the events that only the end of the stream completes (an
+// SSE stream whose lines end in a bare CR ends its last event with its last
+// byte) and returns the bytes left after them.
+func (t *teeStream) finish() []byte {
+	if !t.streamed() {
+		return nil
+	}
+	evs, rest := t.splitter.Finish()
+	t.add(evs, time.Now())
+	return rest
 }
 
 // acceptRest decides whether bytes after the last complete event end the

@@ -42,6 +42,7 @@ type serveConfig struct {
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	overwrite       bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
 	fromEnv map[string]string
@@ -65,6 +66,9 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	if c.mode == proxy.ModeRecord {
+		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
+	}
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 	}
@@ -267,7 +271,7 @@ func checkExposure(from, listen, token string) error {
 func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error) {
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
-		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
+		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version, Overwrite: c.overwrite,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
@@ -309,7 +313,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	cleanup := func() {}
 	if c.cassette != "" {
-		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version})
+		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version, Overwrite: c.overwrite})
 		if err != nil {
 			return cfg, nil, err
 		}
