@@ -85,8 +85,10 @@ func (f filter) match(r *row) bool {
 // tablePage is the interactions page.
 type tablePage struct {
 	// Cassettes lists the cassettes to pick from when the Source has
-	// several and none is chosen.
+	// several and none is chosen; Picking is set then, even when it has
+	// none.
 	Cassettes []string
+	Picking   bool
 	Name      string // the chosen cassette's name
 	Q         string
 	Count     uint64
@@ -110,7 +112,7 @@ func (h *Handler) interactions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if names != nil && name == "" {
-		h.render(w, r, http.StatusOK, "interactions", &page{Title: "Cassettes", Nav: "interactions", Data: tablePage{Cassettes: names}})
+		h.render(w, r, http.StatusOK, "interactions", &page{Title: "Cassettes", Nav: "interactions", Data: tablePage{Cassettes: names, Picking: true}})
 		return
 	}
 	after, errA := cursor(q.Get("after"))

@@ -59,8 +59,8 @@ func commands() []command {
 			"[NAME] [--json]", nil},
 		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",
 			"", runDemo},
-		{"view", "serves the web view of a cassette alone, read-only, and never contacts a provider",
-			"--cassette FILE | --scenario FILE [--listen ADDR]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		{"view", "serves the web view of a cassette or a scenario alone, read-only, and never contacts a provider",
+			"--cassette FILE | --scenario FILE... [--listen ADDR]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return runView(ctx, args, stdout, stderr, signals)
 			}},
 		{"version", "prints llmproxy's version", "", runVersion},
