@@ -395,11 +395,8 @@ func (m *mockState) graphs() []view.Graph {
 	}
 	out := make([]view.Graph, 0, len(m.names))
 	for _, name := range m.names {
-		g := view.Graph{Name: name}
-		for _, st := range m.engines[name].Steps() {
-			g.Steps = append(g.Steps, view.Step{ID: st.ID, When: st.When, Respond: st.Respond, Then: st.Then, Complete: st.Complete, Answered: st.Answered})
-		}
-		out = append(out, g)
+		e := m.engines[name]
+		out = append(out, view.ScenarioGraph(e.Scenario(), "", e.Answered()))
 	}
 	return out
 }

@@ -125,7 +125,7 @@ func TestMockAPI(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"weather", "ask", "tool-result fixture paris", "call fixture paris"} {
+	for _, want := range []string{"weather", "ask", "tool-result fixture paris", "fixture paris"} {
 		if resp.StatusCode != 200 || !strings.Contains(string(page), want) {
 			t.Errorf("scenario page (%d) lacks %q", resp.StatusCode, want)
 		}

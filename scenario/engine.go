@@ -32,7 +32,7 @@ var DefaultCreated = time.Unix(1700000000, 0).UTC()
 // An Engine is safe for concurrent use.
 type Engine struct {
 	prog  *program
-	model []Step // the steps as given, for Steps
+	model *Scenario // as given, for Scenario
 
 	mu    sync.Mutex
 	convs map[string]*conversation
@@ -54,12 +54,11 @@ type conversation struct {
 // NewEngine checks a scenario and returns an engine that serves it. An
 // invalid scenario is an ErrorList.
 func NewEngine(s *Scenario) (*Engine, error) {
-	c := s.clone()
-	prog, errs := compile(c)
+	prog, errs := compile(s.clone())
 	if errs != nil {
 		return nil, errs.sorted()
 	}
-	return &Engine{prog: prog, model: c.Steps, convs: map[string]*conversation{}, reached: make([]int, len(prog.steps))}, nil
+	return &Engine{prog: prog, model: s.clone(), convs: map[string]*conversation{}, reached: make([]int, len(prog.steps))}, nil
 }
 
 // Name returns the scenario's name.
@@ -322,6 +321,30 @@ func (c *conversation) remember(call wire.ToolCall) {
 		delete(c.calls, c.order[0])
 		c.order = c.order[1:]
 	}
+}
+
+// Scenario returns (a copy of) the scenario the engine serves, each step's
+// default id filled in.
+func (e *Engine) Scenario() *Scenario {
+	c := e.model.clone()
+	for i := range c.Steps {
+		c.Steps[i].ID = e.prog.steps[i].id
+	}
+	return c
+}
+
+// Answered counts the answers each step gave (and the client received
+// whole) so far, by step id; steps that gave none are left out.
+func (e *Engine) Answered() map[string]int {
+	e.reachedMu.Lock()
+	defer e.reachedMu.Unlock()
+	out := map[string]int{}
+	for i, n := range e.reached {
+		if n > 0 {
+			out[e.prog.steps[i].id] = n
+		}
+	}
+	return out
 }
 
 // Unused returns the ids of the steps no conversation has been answered by,
