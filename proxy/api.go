@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -90,11 +91,11 @@ func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
 }
 
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context()) != nil {
-		return
-	}
 	t, ok := s.apiTape(w, r)
 	if !ok {
+		return
+	}
+	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
 	out := []cassette.Summary{}
@@ -113,11 +114,11 @@ func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context()) != nil {
-		return
-	}
 	t, ok := s.apiTape(w, r)
 	if !ok {
+		return
+	}
+	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
 	out, err := s.unused(t)
@@ -181,7 +182,13 @@ func (s *Server) Log(ctx context.Context) ([]LogEntry, error) {
 // empty (a file path, or a name under CassetteDir), with the tool calls of
 // each served interaction.
 func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, error) {
-	if err := s.journal.settle(ctx); err != nil {
+	var only func(*tape) bool
+	if want != "" {
+		only = func(t *tape) bool {
+			return t.name == want || t.name == filepath.Join(s.cfg.CassetteDir, want+".cassette")
+		}
+	}
+	if err := s.journal.settle(ctx, only); err != nil {
 		return nil, 0, err
 	}
 	entries, dropped := s.journal.snapshot()

@@ -60,42 +60,77 @@ type journal struct {
 	// A client can hold its whole answer a moment before the proxy has
 	// released the interaction and logged the request, and a test that asks
 	// the API right after its call must still see both. So a request
-	// brackets that moment with begin and the function it returns, and the
-	// API's readers settle first: they wait for every bracket open when they
-	// arrive.
+	// brackets that moment (see begin), and the API's readers settle first:
+	// they wait for the brackets of responses that have ended, never for a
+	// response still under way.
 	bracketSeq uint64
-	brackets   map[uint64]chan struct{}
+	brackets   map[uint64]*bracket
 }
 
-// begin opens a bracket; the returned function closes it.
-func (j *journal) begin() func() {
+// A bracket spans the moment between a response's end reaching the client
+// and its request being in the journal.
+type bracket struct {
+	j    *journal
+	n    uint64
+	tape *tape
+	done chan struct{}
+	// ended is set (under j.mu) once the client may hold the whole
+	// response; until then readers do not wait for the bracket.
+	ended bool
+	// behind, if set, reports whether the recording still waits for an
+	// earlier one on its cassette to be written: readers do not wait for it
+	// either, and answer from what is written.
+	behind func() bool
+}
+
+// begin opens a bracket for a request on tape t; ended says whether its
+// response has already reached the client whole.
+func (j *journal) begin(t *tape, ended bool) *bracket {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.brackets == nil {
-		j.brackets = map[uint64]chan struct{}{}
+		j.brackets = map[uint64]*bracket{}
 	}
-	n, ch := j.bracketSeq, make(chan struct{})
+	b := &bracket{j: j, n: j.bracketSeq, tape: t, done: make(chan struct{}), ended: ended}
 	j.bracketSeq++
-	j.brackets[n] = ch
-	return func() {
-		j.mu.Lock()
-		delete(j.brackets, n)
-		j.mu.Unlock()
-		close(ch)
-	}
+	j.brackets[b.n] = b
+	return b
 }
 
-// settle waits until every bracket open now is closed, or ctx ends.
-func (j *journal) settle(ctx context.Context) error {
+// end marks the bracket's response as delivered (or about to be) whole.
+func (b *bracket) end() {
+	b.j.mu.Lock()
+	b.ended = true
+	b.j.mu.Unlock()
+}
+
+// close closes the bracket: its request is in the journal.
+func (b *bracket) close() {
+	b.j.mu.Lock()
+	delete(b.j.brackets, b.n)
+	b.j.mu.Unlock()
+	close(b.done)
+}
+
+// settle waits until every bracket of an ended response open now is
+// closed, or ctx ends. With want set, only the brackets of tapes for which
+// want returns true count. Responses under way, and recordings waiting to
+// be written behind one, are not waited for.
+func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
 	j.mu.Lock()
-	waits := make([]chan struct{}, 0, len(j.brackets))
-	for _, ch := range j.brackets {
-		waits = append(waits, ch)
+	waits := make([]*bracket, 0, len(j.brackets))
+	for _, b := range j.brackets {
+		if b.ended && (want == nil || want(b.tape)) {
+			waits = append(waits, b)
+		}
 	}
 	j.mu.Unlock()
-	for _, ch := range waits {
+	for _, b := range waits {
+		if b.behind != nil && b.behind() {
+			continue
+		}
 		select {
-		case <-ch:
+		case <-b.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}

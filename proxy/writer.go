@@ -107,6 +107,26 @@ func (s *slot) commit(i *cassette.Interaction, key, shape string, written func(u
 	}
 }
 
+// behind reports whether the slot is ready but waits for an earlier slot
+// of its cassette that is not.
+func (s *slot) behind() bool {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !s.ready {
+		return false
+	}
+	for _, o := range w.order {
+		if o == s {
+			return false
+		}
+		if !o.ready {
+			return true
+		}
+	}
+	return false
+}
+
 // abandon commits an empty slot unless it was committed.
 func (s *slot) abandon() { s.commit(nil, "", "", nil) }
 
