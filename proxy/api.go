@@ -61,40 +61,43 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // apiTape is the cassette an API request is about: the server's, or, with
 // a CassetteDir, the one named by the X-Llmproxy-Cassette header or the
 // "cassette" query parameter. The API never creates a cassette: one that
-// does not exist is a 404.
-func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
+// does not exist is a 404. Reads never write: a cassette no proxied request
+// opened is opened read-only for the request and closed by done (see
+// tapeSet.peek).
+func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (t *tape, done func(), ok bool) {
 	if s.cfg.Cassette != nil {
 		t, err := s.tapes.mainTape()
 		if err != nil {
 			apiError(w, http.StatusServiceUnavailable, "cassette_error", err.Error())
-			return nil, false
+			return nil, nil, false
 		}
-		return t, true
+		return t, func() {}, true
 	}
 	name := r.Header.Get(CassetteHeader)
 	if name == "" {
 		name = r.URL.Query().Get("cassette")
 	}
-	t, err := s.tapes.get(r.Context(), name, false)
+	t, done, err := s.tapes.peek(r.Context(), name)
 	switch {
 	case errors.Is(err, errNoCassette):
 		apiError(w, http.StatusNotFound, "not_found", err.Error())
-		return nil, false
+		return nil, nil, false
 	case errors.Is(err, ErrBadCassetteName):
 		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error()+" (or the query parameter cassette)")
-		return nil, false
+		return nil, nil, false
 	case err != nil:
 		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
-		return nil, false
+		return nil, nil, false
 	}
-	return t, true
+	return t, done, true
 }
 
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.apiTape(w, r)
+	t, done, ok := s.apiTape(w, r)
 	if !ok {
 		return
 	}
+	defer done()
 	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
@@ -114,10 +117,11 @@ func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.apiTape(w, r)
+	t, done, ok := s.apiTape(w, r)
 	if !ok {
 		return
 	}
+	defer done()
 	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
@@ -212,10 +216,11 @@ func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, 
 }
 
 func (s *Server) handleFixture(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.apiTape(w, r)
+	t, done, ok := s.apiTape(w, r)
 	if !ok {
 		return
 	}
+	defer done()
 	id := mux.Vars(r)["call_id"]
 	fx, err := t.c.Fixture(id)
 	if err != nil {

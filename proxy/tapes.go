@@ -112,6 +112,44 @@ func (ts *tapeSet) get(ctx context.Context, name string, create bool) (*tape, er
 	return t, nil
 }
 
+// peek returns the tape of a cassette in CassetteDir for a reader, without
+// ever writing: the tape a proxied request opened, or else a tape of the
+// cassette opened read-only (no index, no writer, nothing consumed), which
+// done closes. The set keeps no tape for a reader, so a later proxied
+// request opens the cassette as its mode says.
+func (ts *tapeSet) peek(ctx context.Context, name string) (t *tape, done func(), err error) {
+	if err := CheckCassetteName(name); err != nil {
+		return nil, nil, err
+	}
+	path := filepath.Join(ts.dir, name+".cassette")
+	ts.mu.Lock()
+	_, ok := ts.tapes[name]
+	ts.mu.Unlock()
+	if ok {
+		if t, err = ts.get(ctx, name, false); err == nil {
+			return t, func() {}, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		// Its open failed: read the file as if no request had opened it.
+	}
+	if _, err := os.Lstat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+		}
+		return nil, nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
+	}
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true, LockTimeout: ts.opts.LockTimeout})
+	if err != nil {
+		return nil, nil, fmt.Errorf("llmproxy: cassette %q: %w", name, err)
+	}
+	t = newTape(path)
+	t.c, t.plays = c, newPlays()
+	close(t.opened)
+	return t, func() { c.Close() }, nil
+}
+
 // fill opens the cassette of a tape just put in the set. On failure, or
 // when the set was closed meanwhile, the tape leaves the set.
 func (ts *tapeSet) fill(name string, t *tape) {
