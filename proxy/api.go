@@ -167,6 +167,14 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
 	if want == "" {
 		want = r.Header.Get(CassetteHeader)
 	}
+	if want != "" && s.cfg.CassetteDir != "" && CheckCassetteName(want) == nil {
+		// A name under CassetteDir that names no cassette is a 404, as for
+		// the other readers; a path is a filter on the entries.
+		if err := s.tapes.exists(want); err != nil {
+			apiError(w, http.StatusNotFound, "not_found", err.Error())
+			return
+		}
+	}
 	out, dropped, err := s.logEntries(r.Context(), want)
 	if err != nil {
 		return

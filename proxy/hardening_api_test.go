@@ -2,14 +2,19 @@ package proxy_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/fake"
+	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -101,5 +106,81 @@ func TestAPIDoesNotWaitForRecordings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// recordInDir records one chat interaction into DIR/name.cassette.
+func recordInDir(t *testing.T, dir, name string) {
+	t.Helper()
+	up := fake.New(t, fake.OpenAIChat(weatherLoop))
+	base, stop := startDirProxy(t, proxy.ModeRecord, dir, up.URL())
+	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"What's the weather in Paris?"}]}`))
+	req.Header.Set(proxy.CassetteHeader, name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	stop()
+}
+
+// TestAPIReadsNeverWrite: in record mode with matching rules that differ
+// from the cassette's index, a GET of the API neither reindexes the
+// cassette nor keeps its writer lock.
+func TestAPIReadsNeverWrite(t *testing.T) {
+	dir := t.TempDir()
+	recordInDir(t, dir, "a")
+	path := filepath.Join(dir, "a.cassette")
+	before := rawCassette(t, path)
+	m, err := proxy.NewMatcher(match.Rules{Ignore: []string{"temperature"}}, mustRedactor(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := proxy.New(proxy.Config{Mode: proxy.ModeRecord, CassetteDir: dir, Matcher: m, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer func() { srv.Close(); p.Close() }()
+	for _, q := range []string{"/_llmproxy/interactions?cassette=a", "/_llmproxy/unused?cassette=a", "/_llmproxy/log?cassette=a", "/_llmproxy/fixtures/x?cassette=a"} {
+		resp, err := http.Get(srv.URL + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if !bytes.Equal(before, rawCassette(t, path)) {
+		t.Error("a GET of the API changed the cassette file")
+	}
+	c, err := cassette.Open(path, cassette.Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("after a GET of the API, the cassette cannot be opened for writing: %v", err)
+	}
+	c.Close()
+}
+
+func mustRedactor(t *testing.T) *cassette.Redactor {
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestLogOfMissingCassetteIs404: the log, like the other readers, names
+// a cassette that does not exist with a 404.
+func TestLogOfMissingCassetteIs404(t *testing.T) {
+	base, _ := startDirProxy(t, proxy.ModeRecord, t.TempDir(), "")
+	for _, p := range []string{"log", "unused", "interactions"} {
+		resp, err := http.Get(base + "/_llmproxy/" + p + "?cassette=nope")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET /_llmproxy/%s?cassette=nope: %d, want 404", p, resp.StatusCode)
+		}
 	}
 }

@@ -150,6 +150,19 @@ func (ts *tapeSet) peek(ctx context.Context, name string) (t *tape, done func(),
 	return t, func() { c.Close() }, nil
 }
 
+// exists returns errNoCassette unless the cassette of a valid name is open
+// or its file exists.
+func (ts *tapeSet) exists(name string) error {
+	ts.mu.Lock()
+	_, ok := ts.tapes[name]
+	ts.mu.Unlock()
+	path := filepath.Join(ts.dir, name+".cassette")
+	if _, err := os.Lstat(path); !ok && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+	}
+	return nil
+}
+
 // fill opens the cassette of a tape just put in the set. On failure, or
 // when the set was closed meanwhile, the tape leaves the set.
 func (ts *tapeSet) fill(name string, t *tape) {
