@@ -184,3 +184,34 @@ func TestLogOfMissingCassetteIs404(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapedReservedPrefixIsNotForwarded: no spelling of /_llmproxy/
+// reaches an upstream; an escaped one is a 400 naming the rule.
+func TestEscapedReservedPrefixIsNotForwarded(t *testing.T) {
+	hit := make(chan string, 10)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hit <- r.URL.RawPath + " " + r.URL.Path
+		w.WriteHeader(200)
+	}))
+	defer up.Close()
+	h := startProxy(t, proxy.ModeRecord, cassettePath(t), up.URL)
+	for _, p := range []string{"/%5fllmproxy/log", "/%5Fllmproxy/log", "/_llmproxy%2Flog", "/_llmproxy%2flog", "/%255fllmproxy/log", "/_llmprox%79/health", "/%5fllmproxy"} {
+		req, _ := http.NewRequest("GET", h.URL()+p, nil)
+		req.URL.Opaque = "" // keep the escaping as written
+		req.URL.RawPath = p
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "/_llmproxy/") {
+			t.Errorf("GET %s: %d %s, want a 400 naming the reserved prefix", p, resp.StatusCode, b)
+		}
+	}
+	select {
+	case got := <-hit:
+		t.Errorf("an escaped reserved path reached the upstream: %s", got)
+	default:
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -216,4 +217,25 @@ func (s *Server) routes() *mux.Router {
 	r.Path("/_llmproxy").Handler(s.adminAuth(http.HandlerFunc(s.handleAPINotFound)))
 	r.PathPrefix("/").HandlerFunc(s.handleProxy)
 	return r
+}
+
+// reservedPrefix is the path of the proxy's own API, never forwarded.
+const reservedPrefix = "/_llmproxy"
+
+// escapesReserved reports whether an escaped request path spells the
+// reserved prefix only once unescaped (once or more, as %5f, %2F or
+// %255f): such a path is neither forwarded nor taken for the API.
+func escapesReserved(escaped string) bool {
+	p := escaped
+	for range 4 {
+		u, err := url.PathUnescape(p)
+		if err != nil || u == p {
+			break
+		}
+		p = u
+		if p == reservedPrefix || strings.HasPrefix(p, reservedPrefix+"/") {
+			return true
+		}
+	}
+	return false
 }
