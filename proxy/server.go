@@ -51,6 +51,10 @@ type Config struct {
 	// Transport sends upstream requests; nil means a clone of
 	// http.DefaultTransport without environment proxies.
 	Transport http.RoundTripper
+	// AllowOrigins lists the browser origins (scheme://host[:port], or "*"
+	// for any) allowed beside the loopback ones; a request with any other
+	// Origin header is refused with 403 on every route.
+	AllowOrigins []string
 	// AdminToken, when set, is required (Authorization: Bearer TOKEN) on
 	// every /_llmproxy/ request.
 	AdminToken string
@@ -73,7 +77,7 @@ type Server struct {
 	redactor  *cassette.Redactor
 	transport http.RoundTripper
 	log       *slog.Logger
-	router    *mux.Router
+	handler   http.Handler // the routes behind browserGuard
 	journal   journal
 	tapes     *tapeSet
 }
@@ -95,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 	if s.tapes, err = newTapeSet(s.cfg, s.matcher); err != nil {
 		return nil, err
 	}
-	s.router = s.routes()
+	s.handler = s.browserGuard(s.routes())
 	return s, nil
 }
 
@@ -191,7 +195,7 @@ func NewMatcher(rules match.Rules, r *cassette.Redactor) (*match.Matcher, error)
 func (s *Server) Mode() Mode { return s.cfg.Mode }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Close writes every recorded interaction whose response has ended (they
 // are written behind the responses, see writeBehind), then closes the

@@ -37,6 +37,7 @@ type serveConfig struct {
 	redactHeaders   listFlag
 	redactJSON      listFlag
 	adminToken      string
+	allowOrigins    listFlag
 	logFormat       string
 	quiet           bool // log warnings and errors only
 	lockTimeout     time.Duration
@@ -62,6 +63,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
+	fs.Var(&c.allowOrigins, "allow-origin", "browser `origin` (scheme://host[:port], or *) allowed beside loopback ones (repeatable)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
@@ -267,6 +269,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
 		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
+		AllowOrigins: c.allowOrigins,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
