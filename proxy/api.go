@@ -170,7 +170,10 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
 	if want != "" && s.cfg.CassetteDir != "" && CheckCassetteName(want) == nil {
 		// A name under CassetteDir that names no cassette is a 404, as for
 		// the other readers; a path is a filter on the entries.
-		if err := s.tapes.exists(want); err != nil {
+		if err := s.tapes.exists(want); errors.Is(err, ErrBadCassetteName) {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		} else if err != nil {
 			apiError(w, http.StatusNotFound, "not_found", err.Error())
 			return
 		}

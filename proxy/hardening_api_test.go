@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -214,4 +215,48 @@ func TestEscapedReservedPrefixIsNotForwarded(t *testing.T) {
 		t.Errorf("an escaped reserved path reached the upstream: %s", got)
 	default:
 	}
+}
+
+// TestCassetteDirRefusesSymlinks: a cassette whose file is a symlink,
+// dangling or not, is refused with a 400 naming the rule, and nothing is
+// created through it.
+func TestCassetteDirRefusesSymlinks(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	target := filepath.Join(elsewhere, "file")
+	if err := os.Symlink(target, filepath.Join(dir, "x.cassette")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	recordInDir(t, elsewhere, "real")
+	if err := os.Symlink(filepath.Join(elsewhere, "real.cassette"), filepath.Join(dir, "y.cassette")); err != nil {
+		t.Fatal(err)
+	}
+	up := fake.New(t, fake.OpenAIChat(weatherLoop))
+	base, _ := startDirProxy(t, proxy.ModeRecord, dir, up.URL())
+	for _, name := range []string{"x", "y"} {
+		req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
+			strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"What's the weather in Paris?"}]}`))
+		req.Header.Set(proxy.CassetteHeader, name)
+		for _, r := range []*http.Request{req, mustGet(t, base+"/_llmproxy/interactions?cassette="+name)} {
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "symlink") {
+				t.Errorf("%s %s (%s): %d %s, want 400 naming the symlink rule", r.Method, r.URL.Path, name, resp.StatusCode, b)
+			}
+		}
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Error("record created a file through a dangling symlink")
+	}
+}
+
+func mustGet(t *testing.T, url string) *http.Request {
+	r, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -87,6 +87,10 @@ func (ts *tapeSet) get(ctx context.Context, name string, create bool) (*tape, er
 	ts.mu.Lock()
 	t, ok := ts.tapes[name]
 	if !ok {
+		if err := notSymlink(path, name); err != nil {
+			ts.mu.Unlock()
+			return nil, err
+		}
 		if _, err := os.Stat(path); err != nil && (!create || !ts.create) {
 			ts.mu.Unlock()
 			if errors.Is(err, fs.ErrNotExist) {
@@ -134,6 +138,9 @@ func (ts *tapeSet) peek(ctx context.Context, name string) (t *tape, done func(),
 		}
 		// Its open failed: read the file as if no request had opened it.
 	}
+	if err := notSymlink(path, name); err != nil {
+		return nil, nil, err
+	}
 	if _, err := os.Lstat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
@@ -157,6 +164,9 @@ func (ts *tapeSet) exists(name string) error {
 	_, ok := ts.tapes[name]
 	ts.mu.Unlock()
 	path := filepath.Join(ts.dir, name+".cassette")
+	if err := notSymlink(path, name); err != nil {
+		return err
+	}
 	if _, err := os.Lstat(path); !ok && errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
 	}
@@ -217,6 +227,17 @@ func (ts *tapeSet) close() error {
 	}
 	ts.tapes = map[string]*tape{}
 	return errors.Join(errs...)
+}
+
+// notSymlink refuses a cassette of CassetteDir whose file is a symlink,
+// dangling or not: a name must never lead to a file outside the directory,
+// nor create one there.
+func notSymlink(path, name string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("llmproxy: cassette %s (%s: %s) is a symlink; a cassette of --cassette-dir must be a regular file in it: %w",
+			path, CassetteHeader, name, ErrBadCassetteName)
+	}
+	return nil
 }
 
 // CheckCassetteName rejects a header-chosen cassette name that is empty,
