@@ -43,11 +43,12 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	rt := s.route(r)
 	kind := wire.Detect(r.Method, rt.path)
-	t, err := s.tapes.forRequest(r)
+	t, release, err := s.tapes.forRequest(r)
 	if err != nil {
 		s.failTape(w, r, kind, err)
 		return
 	}
+	defer release()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,4 +261,99 @@ func mustGet(t *testing.T, url string) *http.Request {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// openIn counts this process's open files under dir.
+func openIn(t *testing.T, dir string) int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	n := 0
+	for _, fd := range fds {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && strings.HasPrefix(l, dir) {
+			n++
+		}
+	}
+	return n
+}
+
+// openSettled is openIn once it is at most max, or after a second: the
+// handler that served the last answer may still be releasing its cassette.
+func openSettled(t *testing.T, dir string, max int) int {
+	deadline := time.Now().Add(time.Second)
+	for {
+		n := openIn(t, dir)
+		if n <= max || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// chatIn sends the weather question to the cassette name and returns the status.
+func chatIn(t *testing.T, base, name string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/chat/completions",
+		strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"What's the weather in Paris?"}]}`))
+	req.Header.Set(proxy.CassetteHeader, name)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestCassetteDirBoundsOpenFiles: past --max-open-cassettes the least
+// recently used cassette is closed, its lock released, and reopened on
+// demand with what this process consumed of it.
+func TestCassetteDirBoundsOpenFiles(t *testing.T) {
+	dir := t.TempDir()
+	up := fake.New(t, fake.OpenAIChat(weatherLoop))
+	u, _ := url.Parse(up.URL())
+	start := func(mode proxy.Mode) (*proxy.Server, string) {
+		cfg := proxy.Config{Mode: mode, CassetteDir: dir, MaxOpenCassettes: 3, Version: "test",
+			Upstreams: map[string]*url.URL{"openai": u}, Default: u}
+		if mode == proxy.ModeReplay {
+			cfg.Transport = forbidden{t}
+		}
+		p, err := proxy.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(p)
+		t.Cleanup(func() { srv.Close(); p.Close() })
+		return p, srv.URL
+	}
+	rec, base := start(proxy.ModeRecord)
+	for i := range 10 {
+		if got := chatIn(t, base, fmt.Sprint("c", i)); got != 200 {
+			t.Fatalf("record c%d: %d", i, got)
+		}
+		if n := openSettled(t, dir, 3); n > 3 {
+			t.Fatalf("after %d cassettes, %d files open under the directory; want at most 3", i+1, n)
+		}
+	}
+	// c0 was closed: its writer lock is released.
+	if c, err := cassette.Open(filepath.Join(dir, "c0.cassette"), cassette.Options{LockTimeout: 200 * time.Millisecond}); err != nil {
+		t.Errorf("an evicted cassette still holds its lock: %v", err)
+	} else {
+		c.Close()
+	}
+	rec.Close()
+	_, base = start(proxy.ModeReplay)
+	for i := range 10 {
+		if got := chatIn(t, base, fmt.Sprint("c", i)); got != 200 {
+			t.Errorf("replay c%d: %d", i, got)
+		}
+	}
+	// c0 was closed and reopened: its one interaction stays consumed.
+	if got := chatIn(t, base, "c0"); got != http.StatusBadRequest {
+		t.Errorf("a second replay of c0's only interaction after its cassette was reopened: %d, want a 400 miss", got)
+	}
+	if n := openSettled(t, dir, 3); n > 3 {
+		t.Errorf("%d files open under the directory in replay; want at most 3", n)
+	}
 }

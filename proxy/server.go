@@ -29,6 +29,9 @@ type Config struct {
 	// X-Llmproxy-Cassette: NAME picks DIR/NAME.cassette, opened on first use
 	// and shared by every request that names it.
 	CassetteDir string
+	// MaxOpenCassettes bounds the cassettes of CassetteDir kept open; zero
+	// means DefaultMaxOpenCassettes.
+	MaxOpenCassettes int
 	// Upstreams are the named upstreams; nil means DefaultUpstreams.
 	Upstreams map[string]*url.URL
 	// Default receives unprefixed paths; nil means Upstreams["openai"].

@@ -38,6 +38,7 @@ type serveConfig struct {
 	redactJSON      listFlag
 	adminToken      string
 	allowOrigins    listFlag
+	maxOpen         int
 	logFormat       string
 	quiet           bool // log warnings and errors only
 	lockTimeout     time.Duration
@@ -55,6 +56,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet(name, stderr)
 	fs.StringVar(&c.cassette, "cassette", "", "cassette `file`")
 	fs.StringVar(&c.cassetteDir, "cassette-dir", "", "`dir`ectory of cassettes chosen per request by the X-Llmproxy-Cassette header")
+	fs.IntVar(&c.maxOpen, "max-open-cassettes", proxy.DefaultMaxOpenCassettes, "with --cassette-dir, how many cassettes stay open (the least recently used is closed, and reopened on demand)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.Var(&c.upstreams, "upstream", "default upstream `URL`, or NAME=URL to add or override a named one (repeatable)")
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
@@ -269,7 +271,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
 		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
-		AllowOrigins: c.allowOrigins,
+		AllowOrigins: c.allowOrigins, MaxOpenCassettes: c.maxOpen,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
