@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -163,7 +164,8 @@ func (s *Server) AllUnused() (map[string][]cassette.Summary, error) {
 }
 
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
-	want := r.URL.Query().Get("cassette")
+	q := r.URL.Query()
+	want := q.Get("cassette")
 	if want == "" {
 		want = r.Header.Get(CassetteHeader)
 	}
@@ -178,25 +180,50 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, dropped, err := s.logEntries(r.Context(), want)
+	var pg logPage
+	var err error
+	if v := q.Get("after"); v != "" {
+		if pg.after, err = strconv.ParseUint(v, 10, 64); err != nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter after="+v+" is not an entry's seq")
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if pg.limit, err = strconv.Atoi(v); err != nil || pg.limit < 1 {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter limit="+v+" is not a positive number")
+			return
+		}
+	}
+	out, dropped, err := s.logEntries(r.Context(), want, pg)
 	if err != nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "dropped": dropped})
+	next := pg.after
+	for _, e := range out {
+		next = max(next, e.Seq)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "dropped": dropped, "next": next})
+}
+
+// logPage selects entries by Seq: those after after, at most limit (0 for
+// no limit) of them.
+type logPage struct {
+	after uint64
+	limit int
 }
 
 // Log returns what this process served, oldest first (at most
 // Config.LogLimit entries), as GET /_llmproxy/log shows it. A request whose
 // client already holds its whole answer is in it.
 func (s *Server) Log(ctx context.Context) ([]LogEntry, error) {
-	out, _, err := s.logEntries(ctx, "")
+	out, _, err := s.logEntries(ctx, "", logPage{})
 	return out, err
 }
 
-// logEntries lists the journal, only the entries of cassette want if it is not
-// empty (a file path, or a name under CassetteDir), with the tool calls of
-// each served interaction.
-func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, error) {
+// logEntries lists a page of the journal, only the entries of cassette want
+// if it is not empty (a file path, or a name under CassetteDir), with the
+// tool calls of each served interaction, summarised once and kept.
+func (s *Server) logEntries(ctx context.Context, want string, pg logPage) ([]LogEntry, int, error) {
 	var only func(*tape) bool
 	if want != "" {
 		only = func(t *tape) bool {
@@ -207,22 +234,27 @@ func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, 
 		return nil, 0, err
 	}
 	entries, dropped := s.journal.snapshot()
-	// Entries are added as requests end; the log is in the order they
-	// arrived.
-	slices.SortStableFunc(entries, func(a, b LogEntry) int { return a.Time.Compare(b.Time) })
 	out := []LogEntry{}
 	for _, e := range entries {
-		if want != "" && e.Cassette != want && e.name != want {
+		if e.Seq <= pg.after || (want != "" && e.Cassette != want && e.name != want) {
 			continue
 		}
-		if e.Interaction != 0 && e.tape != nil && e.tape.ready() {
+		if pg.limit > 0 && len(out) == pg.limit {
+			break
+		}
+		if e.Interaction != 0 && !e.summarized && e.tape != nil && e.tape.ready() {
 			if i, err := e.tape.c.Get(e.Interaction); err == nil {
 				e.ToolCalls = cassette.Summarize(i).ToolCalls
 				e.summarize(wire.Kind(i.Kind), i.Request.Path, i.Request.Body)
+				e.summarized = true
+				s.journal.keep(e)
 			}
 		}
 		out = append(out, e)
 	}
+	// Entries are added as requests end; the log is in the order they
+	// arrived.
+	slices.SortStableFunc(out, func(a, b LogEntry) int { return a.Time.Compare(b.Time) })
 	return out, dropped, nil
 }
 

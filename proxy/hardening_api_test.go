@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -356,4 +357,64 @@ func TestCassetteDirBoundsOpenFiles(t *testing.T) {
 	if n := openSettled(t, dir, 3); n > 3 {
 		t.Errorf("%d files open under the directory in replay; want at most 3", n)
 	}
+}
+
+// TestLogIsBoundedAndPaged: a miss's tool results are kept truncated to a
+// bound with a marker, and the log pages with ?limit=&after=.
+func TestLogIsBoundedAndPaged(t *testing.T) {
+	h := startProxy(t, proxy.ModeReplay, emptyCassette(t), "")
+	big := strings.Repeat("x", 100<<10)
+	for i := range 5 {
+		body := fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":"q%d"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":%q}]}`, i, big)
+		resp, err := http.Post(h.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	type page struct {
+		Entries []proxy.LogEntry `json:"entries"`
+		Next    uint64           `json:"next"`
+	}
+	get := func(q string) page {
+		resp, err := http.Get(h.URL() + "/_llmproxy/log" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p page
+		if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	all := get("")
+	if len(all.Entries) != 5 {
+		t.Fatalf("%d entries, want 5", len(all.Entries))
+	}
+	for _, e := range all.Entries {
+		if len(e.ToolResults) != 1 || len(e.ToolResults[0].Content) > 5<<10 || !strings.Contains(string(e.ToolResults[0].Content), "truncated") {
+			t.Fatalf("a miss's 100 KiB tool result is kept as %d bytes, want at most 5 KiB with a truncation marker", len(e.ToolResults[0].Content))
+		}
+	}
+	p1 := get("?limit=2")
+	p2 := get(fmt.Sprintf("?limit=2&after=%d", p1.Next))
+	p3 := get(fmt.Sprintf("?limit=2&after=%d", p2.Next))
+	if len(p1.Entries) != 2 || len(p2.Entries) != 2 || len(p3.Entries) != 1 {
+		t.Fatalf("pages of %d, %d, %d entries; want 2, 2, 1", len(p1.Entries), len(p2.Entries), len(p3.Entries))
+	}
+	if p1.Entries[0].Time != all.Entries[0].Time || p3.Entries[0].Time != all.Entries[4].Time {
+		t.Error("the pages are not the log in order")
+	}
+}
+
+// emptyCassette is the path of a new, empty cassette.
+func emptyCassette(t *testing.T) string {
+	path := cassettePath(t)
+	c, err := cassette.Open(path, cassette.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	return path
 }

@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +16,9 @@ import (
 // shows it: when, on which cassette, what was asked, what answered it (an
 // interaction id, or why nothing did), and the tool traffic it carried.
 type LogEntry struct {
+	// Seq numbers the entries in the order they were logged, from 1; the
+	// log pages after one (GET /_llmproxy/log?after=SEQ&limit=N).
+	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
 	Cassette string    `json:"cassette"`
 	Method   string    `json:"method"`
@@ -46,7 +52,15 @@ type LogEntry struct {
 
 	tape *tape  // where Interaction lives, for its tool calls
 	name string // the X-Llmproxy-Cassette name, with a CassetteDir
+	// summarized is set once the summary of Interaction is filled in; it
+	// is built once, when the log is first read, and kept.
+	summarized bool
 }
+
+// maxLoggedResult bounds the bytes of one tool result's content kept in
+// the journal; a longer one is kept as a JSON string of its first bytes
+// and a marker saying how long it was.
+const maxLoggedResult = 4 << 10
 
 // journal keeps the last entries handled by this process. Once full it is
 // a ring, so that adding an entry costs the same at any fill.
@@ -56,6 +70,7 @@ type journal struct {
 	entries []LogEntry // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
+	seq     uint64 // the Seq of the last entry added
 
 	// A client can hold its whole answer a moment before the proxy has
 	// released the interaction and logged the request, and a test that asks
@@ -141,6 +156,8 @@ func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
 func (j *journal) add(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.seq++
+	e.Seq = j.seq
 	if len(j.entries) < j.limit {
 		j.entries = append(j.entries, e)
 		return
@@ -157,6 +174,25 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 	out := make([]LogEntry, 0, len(j.entries))
 	out = append(out, j.entries[j.next:]...)
 	return append(out, j.entries[:j.next]...), j.dropped
+}
+
+// keep stores the summary built for the entry numbered seq, if the
+// journal still holds it.
+func (j *journal) keep(e LogEntry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := len(j.entries)
+	if n == 0 {
+		return
+	}
+	oldest := j.entries[j.next%n].Seq
+	if e.Seq < oldest || e.Seq > j.seq {
+		return
+	}
+	at := (j.next + int(e.Seq-oldest)) % n
+	if j.entries[at].Seq == e.Seq {
+		j.entries[at] = e
+	}
 }
 
 // entry is the log entry of an exchange that ends now. The request body is
@@ -185,5 +221,11 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 	if req, err := wire.ParseRequest(kind, path, body); err == nil {
 		e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
 		e.ToolResults = cassette.ToolResults(req.ToolResults)
+		for k, r := range e.ToolResults {
+			if len(r.Content) > maxLoggedResult {
+				mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", r.Content[:maxLoggedResult], len(r.Content))
+				e.ToolResults[k].Content, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
+			}
+		}
 	}
 }
