@@ -18,6 +18,11 @@ type Options struct {
 	ReadOnly    bool
 	LockTimeout time.Duration
 	Version     string // llmproxy version written into new metadata
+	// Overwrite starts the cassette afresh (record --overwrite): the first
+	// interaction appended replaces every earlier one and the fixtures, in
+	// one transaction. Until it is written the old ones stay readable, and
+	// a process that ends before leaves the cassette as it was.
+	Overwrite bool
 }
 
 // Cassette is an open cassette file. Its methods are safe for concurrent use.
@@ -29,7 +34,7 @@ type Cassette struct {
 // errors of package store pass through wrapped: store.ErrLocked,
 // store.ErrNotCassette, store.ErrFormatVersion, store.ErrMissing.
 func Open(path string, opts Options) (*Cassette, error) {
-	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version})
+	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite})
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +132,25 @@ func (c *Cassette) ForEach(fn func(i *Interaction) error) error {
 		i, err := decode(id, v)
 		if err != nil {
 			return fmt.Errorf("cassette %s: %w", c.Path(), err)
+		}
+		return fn(i)
+	})
+}
+
+// Last returns the id of the newest interaction, 0 when there is none;
+// since ids count from 1 with no gaps, it is their number, at a cost that
+// does not grow with the cassette.
+func (c *Cassette) Last() (uint64, error) { return c.st.Last() }
+
+// Walk calls fn with the interactions from id from onwards in recorded
+// order, or, when back is set, from id from down to the first, until fn
+// returns false or an error (which Walk returns). It decodes only the
+// interactions it visits, so a page of a large cassette costs a page.
+func (c *Cassette) Walk(from uint64, back bool, fn func(i *Interaction) (bool, error)) error {
+	return c.st.Range(from, back, func(id uint64, v []byte) (bool, error) {
+		i, err := decode(id, v)
+		if err != nil {
+			return false, fmt.Errorf("cassette %s: %w", c.Path(), err)
 		}
 		return fn(i)
 	})

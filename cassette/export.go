@@ -131,6 +131,8 @@ func checkInteraction(n int, i *Interaction) error {
 		return at("request.path", "%q does not start with /", i.Request.Path)
 	case i.Response.Status < 100 || i.Response.Status > 999:
 		return at("response.status", "%d is not an HTTP status", i.Response.Status)
+	case i.Response.Status < 200:
+		return at("response.status", "%d is an informational (1xx) status, not a final answer; a recorded response has a status from 200 to 999", i.Response.Status)
 	case !knownFraming(i.Response.Framing):
 		return at("response.framing", "%q is not sse or ndjson", i.Response.Framing)
 	case i.Response.Framing != "" && len(i.Response.Body) > 0:

@@ -17,10 +17,12 @@ import (
 const DefaultUpstream = "default"
 
 // ProxyPath is the path a request with this upstream name and
-// upstream-relative path was sent to the proxy on: "/NAME" then path, or
-// path alone for DefaultUpstream.
+// upstream-relative path is shown as, one form for each route: "/NAME"
+// then path, or path alone for DefaultUpstream and for "openai", whose
+// unprefixed and /openai/ spellings are one route when the openai upstream
+// is the default (as it is unless --upstream URL says otherwise).
 func ProxyPath(upstream, path string) string {
-	if upstream == DefaultUpstream {
+	if upstream == DefaultUpstream || upstream == "openai" {
 		return path
 	}
 	return "/" + upstream + path

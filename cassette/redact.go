@@ -15,14 +15,20 @@ import (
 // Redacted replaces a secret's value.
 const Redacted = "REDACTED"
 
-// DefaultSecretHeaders are the request headers that carry credentials in the
-// supported providers' APIs. Their values are replaced by Redacted.
+// DefaultSecretHeaders are the request headers that carry credentials or
+// account identifiers in the supported providers' APIs (and Azure's API
+// Management gateway). Their values are replaced by Redacted, in responses
+// too where a provider echoes one (OpenAI's openai-organization and
+// openai-project).
 var DefaultSecretHeaders = []string{
 	"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Cookie",
+	"OpenAI-Organization", "OpenAI-Project", "Anthropic-Api-Key", "Ocp-Apim-Subscription-Key",
 }
 
-// DefaultSecretQuery are the query parameters that carry credentials.
-var DefaultSecretQuery = []string{"key"}
+// DefaultSecretQuery are the query parameters that carry credentials. Names
+// are compared without regard to case, and a query is split at '&' and
+// at ';' (some servers take either).
+var DefaultSecretQuery = []string{"key", "api_key", "access_token"}
 
 // droppedRequestHeaders describe the connection, not the request, besides
 // the hop-by-hop headers.
@@ -53,7 +59,7 @@ func NewRedactor(extraHeaders, bodyPaths []string) (*Redactor, error) {
 		r.headers[http.CanonicalHeaderKey(h)] = true
 	}
 	for _, q := range DefaultSecretQuery {
-		r.query[q] = true
+		r.query[strings.ToLower(q)] = true
 	}
 	for _, p := range bodyPaths {
 		if _, err := sjson.SetBytes([]byte(`{}`), p, Redacted); err != nil || strings.TrimSpace(p) == "" {
@@ -84,48 +90,115 @@ func (r *Redactor) Headers(h http.Header) http.Header {
 			out[k] = []string{Redacted}
 			continue
 		}
-		out[k] = append([]string(nil), vs...)
+		out[k] = redactValues(vs)
 	}
 	return out
 }
 
 // ResponseHeaders returns a copy of response headers without connection
-// framing, content encoding and cookies.
+// framing, content encoding and cookies, with the values of the default
+// secret headers replaced by Redacted and key-shaped strings (see
+// RedactKeys) in the others.
 func ResponseHeaders(h http.Header) http.Header {
 	out := http.Header{}
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
-		if hop.IsHeader(k) || contains(droppedResponseHeaders, k) {
+		switch {
+		case hop.IsHeader(k) || contains(droppedResponseHeaders, k):
 			continue
+		case containsFold(DefaultSecretHeaders, k):
+			out[k] = []string{Redacted}
+		default:
+			out[k] = redactValues(vs)
 		}
-		out[k] = append([]string(nil), vs...)
 	}
 	return out
 }
 
-// Query returns the raw query with secret parameters' values replaced. The
-// order of the other parameters is kept; a query that does not parse is
-// kept only where it holds no secret name.
+// redactValues copies header values with key-shaped strings replaced.
+func redactValues(vs []string) []string {
+	out := make([]string, len(vs))
+	for n, v := range vs {
+		out[n] = RedactKeysString(v)
+	}
+	return out
+}
+
+// Path returns an escaped URL path with key-shaped strings in its segments
+// replaced; a segment is looked at unescaped, so that an escaped key is
+// found too.
+func (r *Redactor) Path(p string) string {
+	if !strings.Contains(p, "%") {
+		return RedactKeysString(p)
+	}
+	segs := strings.Split(p, "/")
+	for n, seg := range segs {
+		un, err := url.PathUnescape(seg)
+		if err != nil {
+			segs[n] = RedactKeysString(seg)
+			continue
+		}
+		if red := RedactKeysString(un); red != un {
+			segs[n] = url.PathEscape(red)
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// Query returns the raw query with secret parameters' values replaced, and
+// key-shaped strings (see RedactKeys) in the other values. Parameters are
+// separated by '&' or ';'; names and values are looked at unescaped. The
+// order of the parameters and the spelling of those without a secret are
+// kept.
 func (r *Redactor) Query(raw string) string {
 	if raw == "" {
 		return ""
 	}
-	parts := strings.Split(raw, "&")
-	for i, p := range parts {
-		name, _, _ := strings.Cut(p, "=")
-		if un, err := url.QueryUnescape(name); err == nil {
-			name = un
+	var b strings.Builder
+	for raw != "" {
+		var p string
+		sep := strings.IndexAny(raw, "&;")
+		if sep < 0 {
+			p, raw = raw, ""
+		} else {
+			p, raw = raw[:sep], raw[sep:]
 		}
-		if r.query[name] {
-			parts[i] = url.QueryEscape(name) + "=" + Redacted
+		b.WriteString(r.param(p))
+		if raw != "" {
+			b.WriteByte(raw[0])
+			raw = raw[1:]
 		}
 	}
-	return strings.Join(parts, "&")
+	return b.String()
 }
 
-// Body returns body with every configured JSON path replaced by Redacted. A
-// body that is not JSON is returned unchanged.
+// param redacts one name=value pair of a query.
+func (r *Redactor) param(p string) string {
+	name, value, hasValue := strings.Cut(p, "=")
+	if un, err := url.QueryUnescape(name); err == nil {
+		name = un
+	}
+	if r.query[strings.ToLower(name)] {
+		return url.QueryEscape(name) + "=" + Redacted
+	}
+	if !hasValue {
+		return RedactKeysString(p)
+	}
+	un, err := url.QueryUnescape(value)
+	if err != nil {
+		un = value
+	}
+	if red := RedactKeysString(un); red != un {
+		return p[:len(p)-len(value)] + url.QueryEscape(red)
+	}
+	return p
+}
+
+// Body returns body with every configured JSON path replaced by Redacted,
+// and key-shaped strings (see RedactKeys) anywhere in it. A body that is
+// not JSON only loses its key-shaped strings.
 func (r *Redactor) Body(body []byte) []byte {
+	body = RedactKeys(body)
 	if len(r.bodyPaths) == 0 || !gjson.ValidBytes(body) {
 		return body
 	}
@@ -141,12 +214,30 @@ func (r *Redactor) Body(body []byte) []byte {
 	return out
 }
 
-// Redact removes every secret from the interaction in place.
+// Redact removes every secret from the interaction in place: secret
+// headers and query parameters by name, configured body paths, and
+// key-shaped strings (see RedactKeys) in the request's path, query,
+// headers and body and in the response's headers, body and events.
+// Redacting twice changes nothing more.
 func (r *Redactor) Redact(i *Interaction) {
+	i.Request.Path = r.Path(i.Request.Path)
 	i.Request.Headers = r.Headers(i.Request.Headers)
 	i.Request.Query = r.Query(i.Request.Query)
 	i.Request.Body = r.Body(i.Request.Body)
 	i.Response.Headers = ResponseHeaders(i.Response.Headers)
+	i.Response.Body = RedactKeys(i.Response.Body)
+	for n := range i.Response.Events {
+		i.Response.Events[n].Data = RedactKeys(i.Response.Events[n].Data)
+	}
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

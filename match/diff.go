@@ -17,13 +17,14 @@ type Difference struct {
 	// Path locates the difference: "method", "upstream", "path",
 	// "query.NAME", "header.NAME", "body" for a non-JSON body, or the body's
 	// JSON path in gjson syntax, e.g. "messages.3.content".
-	Path string
+	Path string `json:"path"`
 	// Where says it in conversation terms when the path is inside a turn,
 	// e.g. "messages[3] (user)"; "" otherwise.
-	Where string
+	Where string `json:"where,omitempty"`
 	// Got is the request's value and Want the recording's, shortened; an
 	// absent value is "(absent)".
-	Got, Want string
+	Got  string `json:"got"`
+	Want string `json:"want"`
 }
 
 // String renders the difference for a miss message.
@@ -46,7 +47,7 @@ func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
 	if !strings.EqualFold(got.Method, want.Method) {
 		d.add(Difference{Path: "method", Got: got.Method, Want: want.Method})
 	}
-	if got.Upstream != want.Upstream {
+	if m.upstream(got) != m.upstream(want) {
 		d.add(Difference{Path: "upstream", Got: got.Upstream, Want: want.Upstream})
 	}
 	if got.Path != want.Path {

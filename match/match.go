@@ -60,6 +60,8 @@ type Matcher struct {
 	headers     []string
 	describe    Describer
 	fingerprint string
+	// alias names an upstream spelling compared as another (see WithAlias).
+	alias map[string]string
 }
 
 // New compiles rules; describe may be nil. An unusable path is an error
@@ -115,6 +117,34 @@ func normalRules(r Rules) Rules {
 	}
 	sort.Strings(out.Headers)
 	return out
+}
+
+// WithAlias returns a matcher like m that compares the routing name from
+// as the name to: two names for one upstream are one route for keys, shapes
+// and differences. Its fingerprint differs from m's, so that cassettes
+// indexed without the alias are indexed again.
+func (m *Matcher) WithAlias(from, to string) *Matcher {
+	c := *m
+	c.alias = map[string]string{from: to}
+	for k, v := range m.alias {
+		c.alias[k] = v
+	}
+	names := make([]string, 0, len(c.alias))
+	for k, v := range c.alias {
+		names = append(names, k+"="+v)
+	}
+	sort.Strings(names)
+	sum := sha256.Sum256([]byte(m.fingerprint + "\x00alias:" + strings.Join(names, ",")))
+	c.fingerprint = hex.EncodeToString(sum[:8])
+	return &c
+}
+
+// upstream is r's routing name after the aliases.
+func (m *Matcher) upstream(r *Request) string {
+	if to, ok := m.alias[r.Upstream]; ok {
+		return to
+	}
+	return r.Upstream
 }
 
 // Fingerprint identifies the rules: two matchers with the same fingerprint
@@ -261,7 +291,7 @@ func (m *Matcher) Key(r *Request) (string, error) {
 	bp := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(bp)
 	b := (*bp)[:0]
-	for _, part := range [...]string{strings.ToUpper(r.Method), r.Upstream, r.Path, m.canonQuery(r.Query)} {
+	for _, part := range [...]string{strings.ToUpper(r.Method), m.upstream(r), r.Path, m.canonQuery(r.Query)} {
 		b = append(b, part...)
 		b = append(b, 0)
 	}
@@ -297,5 +327,5 @@ const maxPooledKeyBuffer = 1 << 20
 // Shape is the coarse form of a request (method, upstream, path) under which
 // miss diagnostics look for the closest recording.
 func (m *Matcher) Shape(r *Request) string {
-	return strings.ToUpper(r.Method) + " " + r.Upstream + " " + r.Path
+	return strings.ToUpper(r.Method) + " " + m.upstream(r) + " " + r.Path
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -14,7 +13,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/wire"
+	"github.com/llmproxy/llmproxy/view"
 )
 
 // apiEndpoints are listed in the answer to an unknown /_llmproxy/ path.
@@ -40,12 +39,9 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 
 func (s *Server) adminAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.AdminToken != "" {
-			got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !bearer || subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.AdminToken)) != 1 {
-				apiError(w, http.StatusUnauthorized, "unauthorized", "llmproxy: /_llmproxy/ needs Authorization: Bearer <admin token> (--admin-token)")
-				return
-			}
+		if !view.Authorized(r, s.cfg.AdminToken) {
+			apiError(w, http.StatusUnauthorized, "unauthorized", "llmproxy: /_llmproxy/ needs Authorization: Bearer <admin token> (--admin-token)")
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -242,13 +238,8 @@ func (s *Server) logEntries(ctx context.Context, want string, pg logPage) ([]Log
 		if pg.limit > 0 && len(out) == pg.limit {
 			break
 		}
-		if e.Interaction != 0 && !e.summarized && e.tape != nil && e.tape.ready() {
-			if i, err := e.tape.c.Get(e.Interaction); err == nil {
-				e.ToolCalls = cassette.Summarize(i).ToolCalls
-				e.summarize(wire.Kind(i.Kind), i.Request.Path, i.Request.Body)
-				e.summarized = true
-				s.journal.keep(e)
-			}
+		if !e.summarized && e.complete() {
+			s.journal.keep(e) // built once, kept
 		}
 		out = append(out, e)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -23,12 +24,15 @@ type exchange struct {
 	kind  wire.Kind
 	mreq  *match.Request
 	key   string
+	// closest and diffs are what a miss was compared with, for the log.
+	closest uint64
+	diffs   []match.Difference
 }
 
 // logArgs are the attributes of the exchange's log lines, then more.
 func (x *exchange) logArgs(more ...any) []any {
 	args := make([]any, 0, 8+len(more))
-	args = append(args, "cassette", x.tape.name, "api", string(x.kind), "method", x.req.Method, "path", x.route.path)
+	args = append(args, "cassette", x.tape.name, "api", string(x.kind), "method", x.req.Method, "path", x.mreq.Path)
 	return append(args, more...)
 }
 
@@ -43,33 +47,49 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	rt := s.route(r)
 	kind := wire.Detect(r.Method, rt.path)
-	t, release, err := s.tapes.forRequest(r)
+	t, releaseTape, err := s.tapes.forRequest(r)
 	if err != nil {
 		s.failTape(w, r, kind, err)
 		return
 	}
+	defer releaseTape()
+	body, release, err := s.readBody(w, r)
 	defer release()
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ne net.Error
+		switch {
+		case errors.Is(err, errBodyBudget):
+			s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", rt.path, "max_body_total", s.cfg.MaxBodyTotal)
+			w.Header().Set("Retry-After", "1")
+			s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
+				fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
+		case errors.As(err, &mbe):
 			s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
 				fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
-			return
+		case errors.As(err, &ne) && ne.Timeout():
+			s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", rt.path, "read_timeout", s.cfg.ReadTimeout)
+			s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
+				fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
+		default:
+			s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 		}
-		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 		return
 	}
 	x := &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
+	// Matching, the log and the journal see the request as it is stored:
+	// with its secrets redacted. So a recording's match key is the key of
+	// the live request, whatever key-shaped strings either carried, and no
+	// secret reaches a log line or a miss message.
 	x.mreq = &match.Request{
-		Method: r.Method, Upstream: rt.name, Path: rt.path, Query: r.URL.RawQuery,
-		Header: r.Header, Body: body, Kind: string(kind),
+		Method: r.Method, Upstream: rt.name, Path: s.redactor.Path(rt.path), Query: s.redactor.Query(r.URL.RawQuery),
+		Header: s.redactor.Headers(r.Header), Body: s.redactor.Body(body), Kind: string(kind),
 	}
 	x.key, err = s.matcher.Key(x.mreq)
 	if err != nil {
 		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
-		s.journal.add(LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: rt.path, Kind: string(kind), Miss: err.Error()})
+		s.journal.add(LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()})
 		return
 	}
 	switch s.cfg.Mode {
@@ -80,6 +100,29 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	case ModeAuto:
 		s.replay(w, x, true)
 	}
+}
+
+// readBody reads the request body within Config.MaxBody bytes,
+// Config.ReadTimeout and the budget of bodies in flight, then lifts the
+// read deadline so that the response, however long, is not cut. release
+// gives the body's bytes back to the budget; call it once the body is
+// dropped, whatever the error.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+	rc := http.NewResponseController(w)
+	// A writer without deadlines (a test's recorder) reads unbounded.
+	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	br := &budgetReader{r: r.Body, b: &s.bodies}
+	body, err = io.ReadAll(http.MaxBytesReader(w, readCloser{br, r.Body}, s.cfg.MaxBody))
+	if err == nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return body, br.release, err
+}
+
+// readCloser reads from one reader and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // jsonProblem says where a body stops being JSON.

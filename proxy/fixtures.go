@@ -18,7 +18,7 @@ import (
 // tool results brought to their fixtures' canonical JSON (fixture.Normalize):
 // the ids it finds, or none.
 func (s *Server) fixtureMatch(x *exchange) []uint64 {
-	body, changed := fixture.Normalize(x.kind, x.route.path, x.body, func(id string) ([]byte, bool) {
+	body, changed := fixture.Normalize(x.kind, x.mreq.Path, x.mreq.Body, func(id string) ([]byte, bool) {
 		raw, err := x.tape.c.Fixture(id)
 		return raw, err == nil
 	})
@@ -52,7 +52,7 @@ func (s *Server) explainFixtures(x *exchange, msg string) string {
 // fixtureDiffs compares the request's tool results with the fixtures of
 // their calls; results of calls without a fixture are not compared.
 func fixtureDiffs(x *exchange) []string {
-	req, err := wire.ParseRequest(x.kind, x.route.path, x.body)
+	req, err := wire.ParseRequest(x.kind, x.mreq.Path, x.mreq.Body)
 	if err != nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -36,6 +37,11 @@ type LogEntry struct {
 	// (record); 0 when there was none, and then Miss says why.
 	Interaction uint64 `json:"interaction,omitempty"`
 	Miss        string `json:"miss,omitempty"`
+	// Closest is the recorded interaction a miss is closest to, and
+	// Differences where the request differs from it, the first first (at
+	// most three).
+	Closest     uint64             `json:"closest,omitempty"`
+	Differences []match.Difference `json:"differences,omitempty"`
 	// Repeat marks a serve of an exhausted recording under
 	// --on-exhausted repeat-last.
 	Repeat bool `json:"repeat,omitempty"`
@@ -70,7 +76,8 @@ type journal struct {
 	entries []LogEntry // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
-	seq     uint64 // the Seq of the last entry added
+	seq     uint64        // the Seq of the last entry added
+	changed chan struct{} // closed and replaced by add
 
 	// A client can hold its whole answer a moment before the proxy has
 	// released the interaction and logged the request, and a test that asks
@@ -158,6 +165,10 @@ func (j *journal) add(e LogEntry) {
 	defer j.mu.Unlock()
 	j.seq++
 	e.Seq = j.seq
+	if j.changed != nil {
+		close(j.changed)
+		j.changed = nil
+	}
 	if len(j.entries) < j.limit {
 		j.entries = append(j.entries, e)
 		return
@@ -200,15 +211,16 @@ func (j *journal) keep(e LogEntry) {
 func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
 	e := LogEntry{
 		Time: x.start.UTC(), Cassette: x.tape.name, Method: x.req.Method, Upstream: x.route.name,
-		Path: x.route.path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
+		Path: x.mreq.Path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
 		tape:   x.tape, name: x.req.Header.Get(CassetteHeader),
+		Closest: x.closest, Differences: x.diffs,
 	}
 	if id == 0 {
 		// A request that was served or recorded is summarised from its
 		// interaction when the log is read (see Server.logEntries), so that
 		// serving it does not parse its body again.
-		e.summarize(x.kind, x.route.path, x.body)
+		e.summarize(x.kind, x.mreq.Path, x.mreq.Body)
 	}
 	return e
 }

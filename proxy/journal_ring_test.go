@@ -1,6 +1,9 @@
 package proxy
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // The journal keeps the last limit entries, oldest first, and counts the
 // ones it dropped, however many times it wrapped.
@@ -46,5 +49,48 @@ func TestJournalKeepsBuiltSummaries(t *testing.T) {
 	got, _ = j.snapshot()
 	if got[1].Model != "kept" || !got[1].summarized || got[0].Model != "" || got[2].Model != "" {
 		t.Errorf("after keep: %+v", got)
+	}
+}
+
+// since numbers entries from 1 in the order added, whatever the journal
+// dropped, and keeps the newest limit of those after the cursor.
+func TestJournalSince(t *testing.T) {
+	j := journal{limit: 3}
+	changed := j.changes()
+	for k := 1; k <= 7; k++ {
+		j.add(LogEntry{Status: k})
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("add did not close the channel of changes")
+	}
+	for _, tc := range []struct {
+		after uint64
+		limit int
+		want  []int
+	}{
+		{0, 10, []int{5, 6, 7}},
+		{5, 10, []int{6, 7}},
+		{7, 10, nil},
+		{9, 10, nil},
+		{0, 2, []int{6, 7}},
+		{5, 1, []int{7}},
+	} {
+		got, seqs := j.since(tc.after, tc.limit)
+		var statuses []int
+		for k, e := range got {
+			statuses = append(statuses, e.Status)
+			if seqs[k] != uint64(e.Status) {
+				t.Errorf("since(%d, %d): entry %d numbered %d", tc.after, tc.limit, e.Status, seqs[k])
+			}
+		}
+		if fmt.Sprint(statuses) != fmt.Sprint(tc.want) {
+			t.Errorf("since(%d, %d) = %v, want %v", tc.after, tc.limit, statuses, tc.want)
+		}
+	}
+	var empty journal
+	if got, _ := empty.since(0, 5); len(got) != 0 {
+		t.Errorf("an empty journal gave %v", got)
 	}
 }

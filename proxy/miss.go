@@ -21,7 +21,7 @@ const maxCandidates = 256
 // explainMiss and explainFixtures). served are the request's recordings
 // when every one was served already.
 func (s *Server) miss(w http.ResponseWriter, x *exchange, served []uint64) {
-	msg := s.explainFixtures(x, s.explainMiss(x, served))
+	msg := s.explainFixtures(x, s.explainMiss(x, served)) + s.pageOf(x)
 	s.missed(msg)
 	s.log.WarnContext(x.req.Context(), "miss", x.logArgs("reason", msg)...)
 	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
@@ -42,8 +42,9 @@ func (s *Server) missed(msg string) {
 // paths (at most three) at which the request differs from it, with both
 // values.
 func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
-	what := x.req.Method + " " + cassette.ProxyPath(x.route.name, x.route.path)
+	what := x.req.Method + " " + cassette.ProxyPath(x.route.name, x.mreq.Path)
 	if len(exhausted) > 0 {
+		x.closest = exhausted[len(exhausted)-1]
 		which := "its only recording, interaction " + joinIDs(exhausted)
 		if len(exhausted) > 1 {
 			which = fmt.Sprintf("all %d recordings, interactions %s", len(exhausted), joinIDs(exhausted))
@@ -58,6 +59,7 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 	case best == nil:
 		return fmt.Sprintf("llmproxy: cassette %s has no recording of this request (%s), and no recording to compare it with", x.tape.name, what)
 	}
+	x.closest, x.diffs = best.ID, diffs
 	var b strings.Builder
 	fmt.Fprintf(&b, "llmproxy: cassette %s has no recording of this request (%s); closest is interaction %d (%s %s)",
 		x.tape.name, what, best.ID, best.Request.Method, best.Request.Path)

@@ -80,12 +80,17 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 	}
 	defer body.release()
 	c := startResponse(w, resp, body.decoded)
+	// With Sync, the end of the response waits for its write: a chunked
+	// body ends when the handler returns, after finish; a body of known
+	// length holds back its last byte until then.
+	c.hold = s.cfg.Sync && w.Header().Get("Content-Length") != ""
 	rec := newTeeStream(resp.Header, sent)
 	if f := s.tee(resp.StatusCode, body, c, rec, watch); f != nil {
 		s.failed(w, x, f)
 		return
 	}
 	s.finish(x, sl, resp, rec, !c.gone)
+	c.release()
 }
 
 // failure is why an upstream exchange left nothing to record, and what to
@@ -193,7 +198,13 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 	i := x.interaction(resp.StatusCode, resp.Header, rec)
 	s.redactor.Redact(i)
 	status, ms := resp.StatusCode, cassette.Millis(rec.end.Sub(x.start))
-	sl.commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
+	commit, stored := sl.commit, make(chan struct{})
+	if s.cfg.Sync {
+		commit = sl.commitNow
+		defer func() { <-stored }()
+	}
+	commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
+		defer close(stored)
 		if err != nil {
 			s.log.ErrorContext(x.req.Context(), "cassette write failed", x.logArgs("err", err)...)
 			s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), status))
@@ -268,6 +279,10 @@ func (s *Server) watchUpstream(client context.Context) *upstreamWatch {
 
 // heard restarts the silence timer: the upstream sent something.
 func (w *upstreamWatch) heard() { w.silence.Reset(w.timeout) }
+
+// pause stops the silence timer while the proxy, not the upstream, is
+// the one being slow (writing to the client); heard restarts it.
+func (w *upstreamWatch) pause() { w.silence.Stop() }
 
 // stop ends the watch and cancels its context.
 func (w *upstreamWatch) stop() {

@@ -3,7 +3,6 @@ package proxy
 import (
 	"strings"
 
-	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -19,7 +18,7 @@ import (
 // unknown name has no URL to forward to. reroute reports whether it changed
 // the exchange's route (and kind and match key).
 func (s *Server) reroute(x *exchange) bool {
-	if x.route.name != cassette.DefaultUpstream {
+	if !x.route.unprefixed {
 		return false
 	}
 	name, tail, ok := strings.Cut(strings.TrimPrefix(x.route.path, "/"), "/")
@@ -29,7 +28,7 @@ func (s *Server) reroute(x *exchange) bool {
 	rt := route{name: name, base: x.route.base, path: "/" + tail}
 	kind := wire.Detect(x.req.Method, rt.path)
 	mreq := *x.mreq
-	mreq.Upstream, mreq.Path, mreq.Kind = rt.name, rt.path, string(kind)
+	mreq.Upstream, mreq.Path, mreq.Kind = rt.name, s.redactor.Path(rt.path), string(kind)
 	if ids, err := x.tape.index.shape(s.matcher.Shape(&mreq)); err != nil || len(ids) == 0 {
 		return false
 	}

@@ -478,7 +478,7 @@ func TestMissMessages(t *testing.T) {
 			if err := json.Unmarshal(body, &e); err != nil || e.Error.Type != "cassette_miss" {
 				t.Fatalf("body %s is not an OpenAI error of type cassette_miss (%v)", body, err)
 			}
-			msg := strings.ReplaceAll(e.Error.Message, path, "CASSETTE")
+			msg := strings.ReplaceAll(strings.ReplaceAll(e.Error.Message, path, "CASSETTE"), rep.URL(), "PROXY")
 			if len(misses) != 1 || misses[0] != e.Error.Message {
 				t.Errorf("OnMiss got %q, want the message once", misses)
 			}

@@ -12,11 +12,18 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/view"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
 // DefaultMaxBody is the request body limit when Config.MaxBody is zero.
 const DefaultMaxBody = 32 << 20
+
+// DefaultMaxResponse is the recorded response limit when Config.MaxResponse is zero.
+const DefaultMaxResponse = 256 << 20
+
+// DefaultReadTimeout is the request body read limit when Config.ReadTimeout is zero.
+const DefaultReadTimeout = time.Minute
 
 // Config configures a Server. Zero values mean the documented defaults.
 type Config struct {
@@ -48,6 +55,25 @@ type Config struct {
 	Latency time.Duration
 	// MaxBody bounds a request body; zero means DefaultMaxBody.
 	MaxBody int64
+	// MaxResponse bounds a recorded response, counted decoded; zero means
+	// DefaultMaxResponse. Past it the client's response is cut as a broken
+	// upstream's would be and nothing is recorded.
+	MaxResponse int64
+	// MaxBodyTotal bounds the request bodies held at once by all requests
+	// in flight; zero means four times MaxBody. A request whose body would
+	// go past it is answered 503 with Retry-After at once.
+	MaxBodyTotal int64
+	// Sync makes a recorded response end only once its interaction is
+	// stored: its last byte (or a chunked body's end) waits for the write,
+	// and the interaction is written as soon as its response completed,
+	// not behind earlier requests still under way. A kill -9 then loses no
+	// interaction whose response a client received whole.
+	Sync bool
+	// ReadTimeout bounds the reading of a request body, from the end of
+	// its headers; zero means DefaultReadTimeout. Past it the client gets
+	// 408 and its connection is closed. The response is not bounded: a
+	// long stream is never cut for taking long.
+	ReadTimeout time.Duration
 	// UpstreamTimeout bounds the wait for response headers and each later
 	// read from the upstream; zero means 10 minutes.
 	UpstreamTimeout time.Duration
@@ -58,13 +84,18 @@ type Config struct {
 	// for any) allowed beside the loopback ones; a request with any other
 	// Origin header is refused with 403 on every route.
 	AllowOrigins []string
-	// AdminToken, when set, is required (Authorization: Bearer TOKEN) on
-	// every /_llmproxy/ request.
+	// AdminToken, when set, is required on every /_llmproxy/ request:
+	// Authorization: Bearer TOKEN, or the cookie the web view's login form
+	// sets.
 	AdminToken string
 	// Logger receives one line per request; nil discards.
 	Logger *slog.Logger
 	// Version is written into new cassettes' metadata.
 	Version string
+	// Overwrite starts each cassette of CassetteDir afresh in record mode
+	// (see cassette.Options.Overwrite). A Config.Cassette is opened by the
+	// caller, with its own options.
+	Overwrite bool
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
 	// OnMiss, when set, is called with the message of every miss in replay
@@ -83,6 +114,11 @@ type Server struct {
 	handler   http.Handler // the routes behind browserGuard
 	journal   journal
 	tapes     *tapeSet
+	ui        *view.Handler
+	// openaiDefault: the default upstream is the openai one, so an
+	// unprefixed path and its /openai/ spelling are one route.
+	openaiDefault bool
+	bodies        bodyBudget
 }
 
 // New checks cfg and builds a Server.
@@ -102,6 +138,9 @@ func New(cfg Config) (*Server, error) {
 	if s.tapes, err = newTapeSet(s.cfg, s.matcher); err != nil {
 		return nil, err
 	}
+	if s.ui, err = s.newUI(); err != nil {
+		return nil, err
+	}
 	s.handler = s.browserGuard(s.routes())
 	return s, nil
 }
@@ -112,6 +151,8 @@ func (s *Server) setUpstreams() error {
 	if s.upstreams == nil {
 		s.upstreams = DefaultUpstreams()
 	}
+	openai := s.upstreams["openai"]
+	s.openaiDefault = s.cfg.Default == nil || (openai != nil && s.cfg.Default.String() == openai.String())
 	if s.cfg.Default == nil {
 		s.cfg.Default = s.upstreams["openai"]
 		if s.cfg.Default == nil {
@@ -150,6 +191,11 @@ func (s *Server) setMatching() error {
 		}
 		s.matcher = m
 	}
+	if s.openaiDefault {
+		// Cassettes recorded before the two spellings were one route hold
+		// unprefixed requests under the default's name.
+		s.matcher = s.matcher.WithAlias(cassette.DefaultUpstream, "openai")
+	}
 	return nil
 }
 
@@ -157,6 +203,16 @@ func (s *Server) setMatching() error {
 func (s *Server) setLimits() {
 	if s.cfg.MaxBody <= 0 {
 		s.cfg.MaxBody = DefaultMaxBody
+	}
+	if s.cfg.MaxResponse <= 0 {
+		s.cfg.MaxResponse = DefaultMaxResponse
+	}
+	if s.cfg.MaxBodyTotal <= 0 {
+		s.cfg.MaxBodyTotal = 4 * s.cfg.MaxBody
+	}
+	s.bodies.limit = s.cfg.MaxBodyTotal
+	if s.cfg.ReadTimeout <= 0 {
+		s.cfg.ReadTimeout = DefaultReadTimeout
 	}
 	if s.cfg.UpstreamTimeout <= 0 {
 		s.cfg.UpstreamTimeout = 10 * time.Minute
@@ -211,6 +267,8 @@ func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true)
 	r.UseEncodedPath()
+	r.Path(strings.TrimSuffix(view.Prefix, "/")).Handler(s.ui) // the view checks its own token
+	r.PathPrefix(view.Prefix).Handler(s.ui)
 	api := r.PathPrefix("/_llmproxy/").Subrouter()
 	api.Use(s.adminAuth)
 	api.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet)

@@ -46,7 +46,7 @@ type tapeSet struct {
 func newTapeSet(cfg Config, m *match.Matcher) (*tapeSet, error) {
 	ts := &tapeSet{
 		main: cfg.Cassette, dir: cfg.CassetteDir, matcher: m, tapes: map[string]*tape{},
-		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, Version: cfg.Version},
+		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, Version: cfg.Version, Overwrite: cfg.Overwrite && cfg.Mode == ModeRecord},
 		create: cfg.Mode != ModeReplay, max: cfg.MaxOpenCassettes, kept: map[string]*plays{},
 	}
 	if ts.max <= 0 {
@@ -326,7 +326,7 @@ func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind
 		s.missed(err.Error())
 		name := r.Header.Get(CassetteHeader)
 		s.journal.add(LogEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
-			Method: r.Method, Path: r.URL.Path, Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
+			Method: r.Method, Path: s.redactor.Path(r.URL.EscapedPath()), Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
 		w.Header().Set(MissHeader, "1")
 		s.fail(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
 	default:

@@ -27,13 +27,23 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 		chunk, err := body.next()
 		if len(chunk) > 0 {
 			watch.heard()
+			if rec.size += int64(len(chunk)); rec.size > s.cfg.MaxResponse {
+				rec.drop()
+				return &failure{status: status, note: fmt.Sprintf("response over --max-response (%d bytes decoded)", s.cfg.MaxResponse),
+					level: slog.LevelWarn, msg: "response over --max-response; cut and nothing recorded",
+					attrs: []any{"max_response", s.cfg.MaxResponse}, abort: !c.gone}
+			}
 			rec.push(chunk)
+			// Only the upstream's silence counts: time blocked writing to
+			// a slow client does not.
+			watch.pause()
 			c.send(chunk)
+			watch.heard()
 		}
 		switch {
 		case err == io.EOF:
 			rec.end = time.Now()
-			if rest := rec.splitter.Rest(); len(rest) > 0 && !rec.acceptRest(rest) {
+			if rest := rec.finish(); len(rest) > 0 && !rec.acceptRest(rest) {
 				return &failure{status: status, note: "upstream stream ended mid-event",
 					level: slog.LevelWarn, msg: "stream ended mid-event; nothing recorded", attrs: []any{"tail_bytes", len(rest)}}
 			}
@@ -80,13 +90,31 @@ type client struct {
 	w    http.ResponseWriter
 	rc   *http.ResponseController
 	gone bool
+	hold bool   // hold back the last byte sent (see release)
+	held []byte // the byte held back
 }
 
-// send writes p to the client and flushes it.
+// send writes p to the client and flushes it; with hold, all but its
+// last byte, which waits for the next send or release.
 func (c *client) send(p []byte) {
-	if c.gone {
+	if c.gone || len(p) == 0 {
 		return
 	}
+	if c.hold {
+		c.held = append(c.held, p...)
+		p, c.held = c.held[:len(c.held)-1], c.held[len(c.held)-1:]
+	}
+	c.write(p)
+}
+
+// release sends what hold held back.
+func (c *client) release() {
+	held := c.held
+	c.held, c.hold = nil, false
+	c.send(held)
+}
+
+func (c *client) write(p []byte) {
 	if _, err := c.w.Write(p); err != nil {
 		c.gone = true
 	} else if err := c.rc.Flush(); err != nil {
@@ -173,7 +201,11 @@ type teeStream struct {
 	end      time.Time
 	body     []byte
 	events   []cassette.Event
+	size     int64 // decoded bytes read so far
 }
+
+// drop lets go of what was collected: it will not be recorded.
+func (t *teeStream) drop() { t.body, t.events = nil, nil }
 
 // newTeeStream collects a response whose headers are h.
 func newTeeStream(h http.Header, sent time.Time) *teeStream {
@@ -193,9 +225,25 @@ func (t *teeStream) push(p []byte) {
 		t.body = append(t.body, p...)
 		return
 	}
-	for _, e := range t.splitter.Push(p) {
+	t.add(t.splitter.Push(p), now)
+}
+
+func (t *teeStream) add(evs []wire.Event, now time.Time) {
+	for _, e := range evs {
 		t.events = append(t.events, cassette.Event{AtMillis: cassette.Millis(now.Sub(t.sent)), Data: cassette.Body(e.Raw)})
 	}
+}
+
+// finish takes the events that only the end of the stream completes (an
+// SSE stream whose lines end in a bare CR ends its last event with its last
+// byte) and returns the bytes left after them.
+func (t *teeStream) finish() []byte {
+	if !t.streamed() {
+		return nil
+	}
+	evs, rest := t.splitter.Finish()
+	t.add(evs, time.Now())
+	return rest
 }
 
 // acceptRest decides whether bytes after the last complete event end the

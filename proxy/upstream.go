@@ -60,6 +60,8 @@ type route struct {
 	name string   // upstream name
 	base *url.URL // upstream base URL
 	path string   // upstream-relative path, escaped as received
+	// unprefixed: the path named no configured upstream.
+	unprefixed bool
 }
 
 // route picks the upstream from the first path segment only.
@@ -71,7 +73,11 @@ func (s *Server) route(r *http.Request) route {
 			return route{name: name, base: u, path: "/" + tail}
 		}
 	}
-	return route{name: cassette.DefaultUpstream, base: s.cfg.Default, path: p}
+	if s.openaiDefault {
+		// One route with /openai/...: stored, matched and shown alike.
+		return route{name: "openai", base: s.cfg.Default, path: p, unprefixed: true}
+	}
+	return route{name: cassette.DefaultUpstream, base: s.cfg.Default, path: p, unprefixed: true}
 }
 
 // upstreamURL builds the outgoing URL from the configured base only.

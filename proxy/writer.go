@@ -127,6 +127,22 @@ func (s *slot) behind() bool {
 	return false
 }
 
+// commitNow is commit for an interaction whose client is waiting for it to
+// be stored (Config.Sync): it is written as soon as its response completed,
+// before the slots of earlier requests still under way, so that a short
+// response does not wait for a long one. The order of causally related
+// requests holds all the same: a client that waits for a response's end
+// sends its next request only after the write.
+func (s *slot) commitNow(i *cassette.Interaction, key, shape string, written func(uint64, error)) {
+	w := s.w
+	w.mu.Lock()
+	if k := slices.Index(w.order, s); k > 0 {
+		w.order = slices.Insert(slices.Delete(w.order, k, k+1), 0, s)
+	}
+	w.mu.Unlock()
+	s.commit(i, key, shape, written)
+}
+
 // abandon commits an empty slot unless it was committed.
 func (s *slot) abandon() { s.commit(nil, "", "", nil) }
 

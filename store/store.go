@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -48,6 +49,12 @@ type Options struct {
 	Version string
 	// Now is the clock used for created/updated times; nil means time.Now.
 	Now func() time.Time
+	// Overwrite starts the cassette afresh, lazily: the first AppendAll
+	// that stores an interaction removes, in its own transaction, every
+	// earlier interaction, index entry and fixture, and resets the created
+	// time. Until then the old contents stay readable, and a process that
+	// ends before that write leaves them as they were.
+	Overwrite bool
 }
 
 // Meta is a cassette's metadata.
@@ -84,6 +91,12 @@ type Store struct {
 	path     string
 	readOnly bool
 	now      func() time.Time
+
+	// appendMu orders AppendAll calls, so that the one that clears a
+	// cassette opened with Options.Overwrite is the only one to, and no
+	// other append can slip in between its commit and clearing the flag.
+	appendMu sync.Mutex
+	reset    bool // Options.Overwrite, until the first append
 }
 
 // Open opens the cassette at path, creating it unless opts.ReadOnly.
@@ -124,7 +137,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now}
+	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now, reset: o.Overwrite && !o.ReadOnly}
 	if err := s.init(o.Version); err != nil {
 		db.Close()
 		return nil, err
@@ -465,9 +478,19 @@ type Appended struct {
 // is left out (its Appended holds the error, and it takes no id); the
 // others are stored. An error from the transaction itself stores none of
 // them.
+//
+// In a store opened with Options.Overwrite, the first AppendAll that stores
+// an interaction first removes the old contents, in the same transaction.
 func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
 	res := make([]Appended, len(recs))
 	err := s.update(func(tx *bolt.Tx) error {
+		if s.reset {
+			if err := clearContents(tx, s.now().UTC()); err != nil {
+				return err
+			}
+		}
 		b := tx.Bucket(bucketInteractions)
 		ib, sb := tx.Bucket(bucketIndex), tx.Bucket(bucketShapes)
 		seq := b.Sequence()
@@ -506,7 +529,39 @@ func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 	if err != nil && !errors.Is(err, errNoneStored) {
 		return nil, err
 	}
+	if err == nil {
+		s.reset = false
+	}
 	return res, nil
+}
+
+// emptyBuckets replaces the interactions, both indexes and the fixtures by
+// empty buckets (whose sequence, the last id, starts again at 0).
+func emptyBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
+		if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
+			return err
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clearContents empties the interactions, both indexes and the fixtures,
+// and makes the metadata say the cassette was created at now. The index
+// rules are kept: what is appended next is indexed under them.
+func clearContents(tx *bolt.Tx, now time.Time) error {
+	if err := emptyBuckets(tx); err != nil {
+		return err
+	}
+	m, err := getMeta(tx)
+	if err != nil {
+		return err
+	}
+	m.Created, m.Updated = now, now
+	return putMeta(tx, m)
 }
 
 // errNoneStored rolls back an AppendAll that stored nothing.
@@ -583,6 +638,61 @@ func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
 	})
 }
 
+// Last returns the id of the newest interaction, 0 when there is none.
+// Ids count from 1 with no gaps, so it is also their number, found without
+// walking the file (Len walks it).
+func (s *Store) Last() (uint64, error) {
+	var id uint64
+	err := s.view("read", func(tx *bolt.Tx) error {
+		if k, _ := tx.Bucket(bucketInteractions).Cursor().Last(); len(k) == 8 {
+			id = binary.BigEndian.Uint64(k)
+		}
+		return nil
+	})
+	return id, err
+}
+
+// Range calls fn for the interactions from id from onwards in recorded
+// order, or, when back is set, from id from down to the first, in one read
+// transaction; value is only valid during the call. The walk stops when fn
+// returns false or an error (which Range returns). Its cost is that of the
+// interactions visited, whatever the size of the cassette.
+func (s *Store) Range(from uint64, back bool, fn func(id uint64, value []byte) (bool, error)) error {
+	return s.view("read", func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketInteractions).Cursor()
+		k, v := c.Seek(idKey(from))
+		if back && (k == nil || binary.BigEndian.Uint64(k) > from) {
+			if k == nil {
+				k, v = c.Last()
+			} else {
+				k, v = c.Prev()
+			}
+		}
+		for ; k != nil; k, v = step(c, back) {
+			if len(k) != 8 {
+				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
+			}
+			var more bool
+			err := callback(func() (err error) {
+				more, err = fn(binary.BigEndian.Uint64(k), v)
+				return err
+			})
+			if err != nil || !more {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// step moves a cursor one key forwards, or backwards when back is set.
+func step(c *bolt.Cursor, back bool) ([]byte, []byte) {
+	if back {
+		return c.Prev()
+	}
+	return c.Next()
+}
+
 // Fixture returns the fixture stored for a tool call id.
 func (s *Store) Fixture(callID string) ([]byte, error) {
 	var v []byte
@@ -620,13 +730,8 @@ func (s *Store) Replace(c Contents) error {
 		}
 	}
 	return s.update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
-			if err := tx.DeleteBucket(name); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
-				return err
-			}
-			if _, err := tx.CreateBucket(name); err != nil {
-				return err
-			}
+		if err := emptyBuckets(tx); err != nil {
+			return err
 		}
 		ib := tx.Bucket(bucketInteractions)
 		for _, r := range c.Records {

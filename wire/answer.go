@@ -16,7 +16,9 @@ type Answer struct {
 	// ID is the response id, with the provider's own prefix
 	// ("chatcmpl-…", "resp_…", "msg_…").
 	ID string
-	// Created is the creation time, in whole seconds where the wire has one.
+	// Created is the creation time, in whole seconds where the wire has one
+	// (Ollama's created_at keeps nanoseconds); the zero time is written as
+	// the Unix epoch.
 	Created time.Time
 	// Text is the assistant text; "" for none.
 	Text string
@@ -51,6 +53,12 @@ const (
 type Usage struct {
 	// Input is the number of prompt (input) tokens.
 	Input int
-	// Output is the number of completion (output) tokens.
+	// Output is the number of completion (output) tokens, reasoning
+	// included.
 	Output int
+	// Reasoning is the part of Output spent on reasoning, written where the
+	// wire counts it apart (OpenAI reasoning_tokens, Gemini
+	// thoughtsTokenCount, whose candidatesTokenCount is then Output minus
+	// Reasoning); 0 for none.
+	Reasoning int
 }

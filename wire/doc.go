@@ -4,7 +4,7 @@
 // rest. The proxy, the matcher, the presets and the fixtures ask it; nothing
 // else in llmproxy reads or writes a provider's body by a provider path.
 //
-// It answers five questions:
+// It answers six questions:
 //
 //   - Which API is this? Detect maps a method and path to a Kind, stored with
 //     each interaction; DetectFraming maps a Content-Type to a Framing.
@@ -16,12 +16,19 @@
 //     result with the echoed call it answers; ToolResult.Output finds the
 //     tool's own output inside a result; ParseResponse reassembles a
 //     streamed or whole answer into text, tool calls and stop reason;
-//     DescribePath names a JSON path in conversation terms for diagnostics.
+//     Transcript reads a request as messages a person can follow (system
+//     prompt, text, reasoning, tool traffic per turn); DescribePath names a
+//     JSON path in conversation terms for diagnostics.
 //   - How do I change it? RewriteCallIDs renames tool call ids (and can give
 //     id-less Gemini and Ollama calls one, and id-less Gemini results, see
 //     SyntheticID); SetOutput replaces a tool's output, carried as it was.
 //   - How does this provider say no? ErrorBody builds an error body each
 //     official SDK surfaces with its message.
+//   - How would the provider answer? Write turns a provider-neutral Answer
+//     into the body or the stream of events the provider of a Kind sends
+//     (OptionsFor reads from a request how it asks to be answered);
+//     WriteError and StreamError write its errors, before or during a
+//     stream. ParseResponse reads a written answer back as it was written.
 //
 // # Rules
 //

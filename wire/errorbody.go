@@ -1,6 +1,9 @@
 package wire
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // ErrorBody returns an error response body in the provider's own shape, so
 // that each official SDK raises an error carrying message, and its content
@@ -14,39 +17,71 @@ import "strconv"
 // S is the google.rpc code name for the HTTP status (400 INVALID_ARGUMENT,
 // 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED, 500 INTERNAL, …). Ollama's shape
 // has no room for errType. The body is compact JSON without a final newline.
+// WriteError writes the errors a provider itself sends, in the same shapes.
 func ErrorBody(kind Kind, status int, errType, message string) (contentType string, body []byte) {
-	b := make([]byte, 0, 96+len(message)+2*len(errType))
+	return "application/json", errorDoc(kind, errorFields{
+		status: status, typ: errType, code: errType, message: message, reason: errType, domain: "llmproxy",
+	})
+}
+
+// errorFields is what an error body says; each shape takes what it has
+// room for.
+type errorFields struct {
+	status        int
+	typ, code     string // OpenAI type and code ("" code is null), Anthropic type
+	message       string
+	reason        string        // Gemini ErrorInfo reason; "" for no ErrorInfo
+	domain        string        // Gemini ErrorInfo domain
+	retryAfter    time.Duration // Gemini RetryInfo retryDelay when positive
+	streamDetails bool          // Anthropic's mid-stream error carries "details":null
+}
+
+// errorDoc builds a compact error body in the provider's shape.
+func errorDoc(kind Kind, e errorFields) []byte {
+	w := &jsonw{b: make([]byte, 0, 96+len(e.message)+2*len(e.typ))}
 	switch kind {
 	case KindAnthropicMessages:
-		b = append(b, `{"type":"error","error":{"type":`...)
-		b = appendString(b, errType)
-		b = append(b, `,"message":`...)
-		b = appendString(b, message)
-		b = append(b, `}}`...)
+		w.Obj().K("type").Str("error").K("error").Obj()
+		if e.streamDetails {
+			w.K("details").Null()
+		}
+		w.K("type").Str(e.typ).K("message").Str(e.message).End().End()
 	case KindGemini:
-		b = append(b, `{"error":{"code":`...)
-		b = strconv.AppendInt(b, int64(status), 10)
-		b = append(b, `,"message":`...)
-		b = appendString(b, message)
-		b = append(b, `,"status":`...)
-		b = appendString(b, rpcStatus(status))
-		b = append(b, `,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":`...)
-		b = appendString(b, errType)
-		b = append(b, `,"domain":"llmproxy"}]}}`...)
+		w.Obj().K("error").Obj().
+			K("code").Int(int64(e.status)).
+			K("message").Str(e.message).
+			K("status").Str(rpcStatus(e.status))
+		if e.reason != "" || e.retryAfter > 0 {
+			w.K("details").Arr()
+			if e.reason != "" {
+				w.Obj().K("@type").Str("type.googleapis.com/google.rpc.ErrorInfo").
+					K("reason").Str(e.reason).K("domain").Str(e.domain).End()
+			}
+			if e.retryAfter > 0 {
+				w.Obj().K("@type").Str("type.googleapis.com/google.rpc.RetryInfo").
+					K("retryDelay").Str(retryDelay(e.retryAfter)).End()
+			}
+			w.End()
+		}
+		w.End().End()
 	case KindOllama:
-		b = append(b, `{"error":`...)
-		b = appendString(b, message)
-		b = append(b, '}')
+		w.Obj().K("error").Str(e.message).End()
 	default:
-		b = append(b, `{"error":{"message":`...)
-		b = appendString(b, message)
-		b = append(b, `,"type":`...)
-		b = appendString(b, errType)
-		b = append(b, `,"param":null,"code":`...)
-		b = appendString(b, errType)
-		b = append(b, `}}`...)
+		w.Obj().K("error").Obj().
+			K("message").Str(e.message).
+			K("type").Str(e.typ).
+			K("param").Null().
+			K("code").StrOrNull(e.code).
+			End().End()
 	}
-	return "application/json", b
+	return w.Bytes()
+}
+
+// retryDelay spells a duration as a google.protobuf.Duration in JSON:
+// seconds with up to nine decimals and an "s" ("20s", "0.250s").
+func retryDelay(d time.Duration) string {
+	s := strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+	return s + "s"
 }
 
 // rpcStatus maps an HTTP status to the google.rpc.Code name Google APIs send

@@ -13,4 +13,8 @@ var (
 	// ErrUnsupported means the operation has no meaning for the API kind (tool
 	// results in an embeddings request, say) or the kind is unknown.
 	ErrUnsupported = errors.New("unsupported")
+	// ErrInvalidAnswer means an Answer or ErrorAnswer cannot be written: tool
+	// call arguments that are not a JSON object, a negative token count, an
+	// embedding value that is not finite, an error status outside 400–599.
+	ErrInvalidAnswer = errors.New("invalid answer")
 )

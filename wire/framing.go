@@ -123,12 +123,23 @@ func (s *Splitter) Rest() []byte {
 // last event holding them so that every byte pushed is in some Raw. End
 // resets the Splitter for a new body.
 func (s *Splitter) End() []Event {
-	evs := s.drain(true)
+	evs, _ := s.Finish()
 	if len(s.buf) > 0 {
 		evs = append(evs, s.event(len(s.buf), len(s.buf)))
 	}
 	*s = Splitter{f: s.f}
 	return evs
+}
+
+// Finish marks the end of the body without resetting the Splitter: it
+// returns the events that only the end completes (an SSE event whose lines
+// end in CR, ended by the body's last byte) and a copy of the bytes left
+// after them, which form no complete event (a truncated stream's tail, or
+// an NDJSON last line without its LF). Concatenating the Raw of every event
+// returned by Push and Finish, then rest, gives the body.
+func (s *Splitter) Finish() (evs []Event, rest []byte) {
+	evs = s.drain(true)
+	return evs, bytes.Clone(s.buf)
 }
 
 // Split cuts a whole body into events. A trailing incomplete event is returned

@@ -72,6 +72,11 @@ type Turn struct {
 	// Path is the gjson path of the entry: "messages.3", "contents.2",
 	// "input.1", or "input" / "prompt" when that is a single string.
 	Path string
+	// Text is the entry's text: its content when that is a string, else its
+	// text parts (text, input_text, output_text blocks; Gemini text parts
+	// that are not thoughts) joined with "\n". It is "" when it has none,
+	// as a turn holding only tool calls or tool results.
+	Text string
 }
 
 // Raw returns the turn's JSON text in body, the request body the turn was
@@ -101,6 +106,11 @@ type Request struct {
 	// conversation (Anthropic system, Gemini systemInstruction, Responses
 	// instructions) are not turns.
 	Turns []Turn
+	// System is the text of the system prompt: Anthropic's system, Gemini's
+	// systemInstruction, the Responses instructions, Ollama generate's
+	// system, and the text of every system or developer turn, joined with
+	// "\n" in that order; "" for none.
+	System string
 	// Tools is the function names offered, in order.
 	Tools []string
 	// ToolCalls is the assistant tool calls echoed in the history, in body
@@ -224,7 +234,7 @@ func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
 	}
 	err := turns(doc, "messages", func(i int, p string, m gjson.Result) error {
 		role := strOf(m.Get("role"))
-		req.Turns = append(req.Turns, Turn{Index: i, Role: role, Path: p})
+		req.addTurn(Turn{Index: i, Role: role, Path: p, Text: partsText(m.Get("content"))})
 		calls, err := array(m, "tool_calls")
 		if err != nil {
 			return fmt.Errorf("%s.%v", p, err)
@@ -260,8 +270,9 @@ func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
 func parseGenerateRequest(req *Request, doc gjson.Result) error {
 	req.Model = strOf(doc.Get("model"))
 	req.Stream = doc.Get("stream").Type != gjson.False
-	if doc.Get("prompt").Type == gjson.String {
-		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "prompt"})
+	req.System = strOf(doc.Get("system"))
+	if p := doc.Get("prompt"); p.Type == gjson.String {
+		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "prompt", Text: p.Str})
 	}
 	return nil
 }
@@ -269,8 +280,9 @@ func parseGenerateRequest(req *Request, doc gjson.Result) error {
 func parseResponsesRequest(req *Request, doc gjson.Result) error {
 	req.Model = strOf(doc.Get("model"))
 	req.Stream = doc.Get("stream").Type == gjson.True
-	if doc.Get("input").Type == gjson.String {
-		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "input"})
+	req.System = strOf(doc.Get("instructions"))
+	if in := doc.Get("input"); in.Type == gjson.String {
+		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "input", Text: in.Str})
 	} else {
 		err := turns(doc, "input", func(i int, p string, it gjson.Result) error {
 			typ := strOf(it.Get("type"))
@@ -278,7 +290,7 @@ func parseResponsesRequest(req *Request, doc gjson.Result) error {
 			if role == "" {
 				role = typ
 			}
-			req.Turns = append(req.Turns, Turn{Index: i, Role: role, Path: p})
+			req.addTurn(Turn{Index: i, Role: role, Path: p, Text: partsText(it.Get("content"))})
 			switch typ {
 			case "function_call":
 				req.ToolCalls = append(req.ToolCalls, ToolCall{
@@ -306,8 +318,9 @@ func parseResponsesRequest(req *Request, doc gjson.Result) error {
 func parseAnthropicRequest(req *Request, doc gjson.Result) error {
 	req.Model = strOf(doc.Get("model"))
 	req.Stream = doc.Get("stream").Type == gjson.True
+	req.System = partsText(doc.Get("system"))
 	err := turns(doc, "messages", func(i int, p string, m gjson.Result) error {
-		req.Turns = append(req.Turns, Turn{Index: i, Role: strOf(m.Get("role")), Path: p})
+		req.addTurn(Turn{Index: i, Role: strOf(m.Get("role")), Path: p, Text: partsText(m.Get("content"))})
 		each(m.Get("content"), func(j int, b gjson.Result) {
 			switch strOf(b.Get("type")) {
 			case "tool_use":
@@ -335,8 +348,10 @@ func parseAnthropicRequest(req *Request, doc gjson.Result) error {
 }
 
 func parseGeminiRequest(req *Request, doc gjson.Result) error {
+	sys, _ := memberOf(doc, "systemInstruction", "system_instruction")
+	req.System = partsText(sys.Get("parts"))
 	err := turns(doc, "contents", func(i int, p string, c gjson.Result) error {
-		req.Turns = append(req.Turns, Turn{Index: i, Role: strOf(c.Get("role")), Path: p})
+		req.addTurn(Turn{Index: i, Role: strOf(c.Get("role")), Path: p, Text: partsText(c.Get("parts"))})
 		each(c.Get("parts"), func(j int, part gjson.Result) {
 			if fc, key := memberOf(part, "functionCall", "function_call"); fc.IsObject() {
 				req.ToolCalls = append(req.ToolCalls, ToolCall{
@@ -372,6 +387,43 @@ func parseGeminiRequest(req *Request, doc gjson.Result) error {
 		})
 	})
 	return err
+}
+
+// addTurn appends a conversation entry; a system or developer entry's text
+// also joins the system prompt.
+func (req *Request) addTurn(t Turn) {
+	req.Turns = append(req.Turns, t)
+	if (t.Role == "system" || t.Role == "developer") && t.Text != "" {
+		if req.System != "" {
+			req.System += "\n"
+		}
+		req.System += t.Text
+	}
+}
+
+// partsText reads the text of message content: a string, or an array of
+// parts whose text is joined with "\n". A part counts when its type is
+// text, input_text or output_text, or when it has no type (Gemini parts)
+// and is not a thought.
+func partsText(c gjson.Result) string {
+	if c.Type == gjson.String {
+		return c.Str
+	}
+	var b strings.Builder
+	each(c, func(_ int, p gjson.Result) {
+		t := p.Get("text")
+		if t.Type != gjson.String || p.Get("thought").Type == gjson.True {
+			return
+		}
+		switch strOf(p.Get("type")) {
+		case "", "text", "input_text", "output_text":
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(t.Str)
+		}
+	})
+	return b.String()
 }
 
 // rawOf returns the raw JSON text of r, or nil if r does not exist.

@@ -14,12 +14,31 @@ type Response struct {
 	// Text is the answer text, streamed deltas joined. Thoughts (Gemini
 	// thought parts, Anthropic thinking blocks) are not text.
 	Text string
+	// Reasoning is the thinking or reasoning text, streamed deltas joined:
+	// Anthropic thinking blocks, Gemini thought parts, Responses reasoning
+	// summaries (several parts joined by a blank line; reasoning_text
+	// content when there is no summary), chat reasoning_content (or
+	// reasoning), Ollama message.thinking.
+	Reasoning string
 	// ToolCalls is the function calls made, in the order they began.
 	ToolCalls []ToolCall
 	// Stop is the finish or stop reason (finish_reason, stop_reason,
 	// finishReason, done_reason; for Responses the incomplete reason, else
 	// the status), "" if none was sent.
 	Stop string
+	// Finish is Stop in provider-neutral terms: FinishStop, FinishLength or
+	// FinishToolCalls. Where the wire has no reason of its own for tool calls
+	// (Gemini STOP, Ollama stop, Responses completed), an answer that calls
+	// tools reads as FinishToolCalls. A reason with no neutral equivalent
+	// (content_filter, SAFETY, refusal, failed) is carried as the provider
+	// spelled it; "" when no reason was sent.
+	Finish Finish
+	// Usage is the token count the provider reported last (OpenAI chat
+	// streams carry it only when stream_options.include_usage is set).
+	// Output counts every generated token, reasoning included: Gemini's
+	// candidatesTokenCount plus thoughtsTokenCount. Reasoning is read where
+	// the wire counts it (reasoning_tokens, thoughtsTokenCount), else 0.
+	Usage Usage
 	// Error is the error the provider sent, in the body or mid-stream, as
 	// "type: message" (or just the message when it has no type); "" if none.
 	Error string
@@ -70,6 +89,7 @@ func ParseResponse(kind Kind, f Framing, body []byte) (Response, error) {
 		err = nil
 	}
 	r := acc.finish()
+	r.Finish = finishOf(kind, r.Stop, len(r.ToolCalls) > 0)
 	if err != nil {
 		return r, fmt.Errorf("%s response: %w: %v", kind, ErrMalformed, err)
 	}
@@ -166,10 +186,12 @@ func (c *callAcc) call() ToolCall {
 
 // base holds what every accumulator gathers.
 type base struct {
-	text  strings.Builder
-	calls []*callAcc
-	stop  string
-	err   string
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []*callAcc
+	stop      string
+	err       string
+	usage     Usage
 }
 
 func (b *base) newCall(id, name string) int {
@@ -178,11 +200,37 @@ func (b *base) newCall(id, name string) int {
 }
 
 func (b *base) response() Response {
-	r := Response{Text: b.text.String(), Stop: b.stop, Error: b.err}
+	r := Response{Text: b.text.String(), Reasoning: b.reasoning.String(), Stop: b.stop, Error: b.err, Usage: b.usage}
 	for _, c := range b.calls {
 		r.ToolCalls = append(r.ToolCalls, c.call())
 	}
 	return r
+}
+
+// readUsage sets the usage from the counts at the given paths in u,
+// leaving a count alone when its path is absent ("" for a count the wire
+// does not have); the output count is the sum of the output paths present
+// (Gemini counts thoughts apart).
+func (b *base) readUsage(u gjson.Result, input, reasoning string, output ...string) {
+	if !u.IsObject() {
+		return
+	}
+	if in := u.Get(input); in.Type == gjson.Number {
+		b.usage.Input = int(in.Int())
+	}
+	if r := u.Get(reasoning); reasoning != "" && r.Type == gjson.Number {
+		b.usage.Reasoning = int(r.Int())
+	}
+	sum, seen := 0, false
+	for _, k := range output {
+		if v := u.Get(k); v.Type == gjson.Number {
+			sum += int(v.Int())
+			seen = true
+		}
+	}
+	if seen {
+		b.usage.Output = sum
+	}
 }
 
 // errorText reads an error value: an object {type|status|code, message} or a
@@ -232,6 +280,7 @@ func (a *chatAcc) add(doc gjson.Result) {
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
+	a.readUsage(doc.Get("usage"), "prompt_tokens", "completion_tokens_details.reasoning_tokens", "completion_tokens")
 	choices := doc.Get("choices")
 	done := false
 	each(choices, func(_ int, ch gjson.Result) {
@@ -244,6 +293,7 @@ func (a *chatAcc) add(doc gjson.Result) {
 		}
 		if m := ch.Get("message"); m.IsObject() {
 			a.text.WriteString(contentText(m.Get("content")))
+			a.reasoning.WriteString(chatReasoning(m))
 			each(m.Get("tool_calls"), func(_ int, tc gjson.Result) {
 				i := a.newCall(strOf(tc.Get("id")), strOf(tc.Get("function.name")))
 				a.calls[i].done = args(tc.Get("function.arguments"))
@@ -252,6 +302,7 @@ func (a *chatAcc) add(doc gjson.Result) {
 		}
 		d := ch.Get("delta")
 		a.text.WriteString(strOf(d.Get("content")))
+		a.reasoning.WriteString(chatReasoning(d))
 		each(d.Get("tool_calls"), func(_ int, tc gjson.Result) {
 			id := strOf(tc.Get("id"))
 			name := strOf(tc.Get("function.name"))
@@ -286,6 +337,14 @@ func (a *chatAcc) add(doc gjson.Result) {
 
 func (a *chatAcc) finish() Response { return a.response() }
 
+// chatReasoning reads the reasoning text OpenAI-compatible servers add to a
+// chat message or delta: reasoning_content (DeepSeek, vLLM), else reasoning
+// (OpenRouter, Ollama's /v1).
+func chatReasoning(m gjson.Result) string {
+	r, _ := memberOf(m, "reasoning_content", "reasoning")
+	return strOf(r)
+}
+
 // contentText reads message content: a string, or an array of parts whose
 // text is joined.
 func contentText(c gjson.Result) string {
@@ -307,6 +366,11 @@ type responsesAcc struct {
 	byKey     map[string]int // "o<output_index>" and "i<item id>" to calls
 	completed gjson.Result
 	events    int
+	// summary is the reasoning summary streamed so far and part the
+	// item and summary_index of its last delta; rtext is the streamed
+	// reasoning_text, used when no summary came.
+	summary, rtext strings.Builder
+	part           string
 }
 
 func (a *responsesAcc) add(doc gjson.Result) {
@@ -348,6 +412,15 @@ func (a *responsesAcc) add(doc gjson.Result) {
 		}
 	case "response.output_text.delta":
 		a.text.WriteString(strOf(doc.Get("delta")))
+	case "response.reasoning_summary_text.delta":
+		part := strOf(doc.Get("item_id")) + "#" + doc.Get("summary_index").Raw
+		if a.part != part && a.summary.Len() > 0 {
+			a.summary.WriteString("\n\n")
+		}
+		a.part = part
+		a.summary.WriteString(strOf(doc.Get("delta")))
+	case "response.reasoning_text.delta":
+		a.rtext.WriteString(strOf(doc.Get("delta")))
 	case "response.completed", "response.incomplete", "response.failed":
 		a.completed = doc.Get("response")
 		a.status(a.completed)
@@ -397,6 +470,7 @@ func (a *responsesAcc) status(r gjson.Result) {
 	if e := errorText(r.Get("error")); e != "" {
 		a.err = e
 	}
+	a.readUsage(r.Get("usage"), "input_tokens", "output_tokens_details.reasoning_tokens", "output_tokens")
 }
 
 // readResponse reads a whole response object's output.
@@ -409,12 +483,36 @@ func (a *responsesAcc) readResponse(r gjson.Result) {
 		case "function_call":
 			i := a.newCall(strOf(it.Get("call_id")), strOf(it.Get("name")))
 			a.calls[i].done = args(it.Get("arguments"))
+		case "reasoning":
+			a.reasoning.WriteString(reasoningItemText(it))
 		}
 	})
 }
 
+// reasoningItemText reads a reasoning item: its summary parts joined by a
+// blank line, else its reasoning_text content.
+func reasoningItemText(it gjson.Result) string {
+	var parts []string
+	each(it.Get("summary"), func(_ int, p gjson.Result) {
+		parts = append(parts, strOf(p.Get("text")))
+	})
+	if len(parts) > 0 {
+		return strings.Join(parts, "\n\n")
+	}
+	var b strings.Builder
+	each(it.Get("content"), func(_ int, p gjson.Result) {
+		b.WriteString(strOf(p.Get("text")))
+	})
+	return b.String()
+}
+
 func (a *responsesAcc) finish() Response {
-	if a.events > 0 && len(a.calls) == 0 && a.text.Len() == 0 && a.completed.Exists() {
+	if a.summary.Len() > 0 {
+		a.reasoning.WriteString(a.summary.String())
+	} else {
+		a.reasoning.WriteString(a.rtext.String())
+	}
+	if a.events > 0 && len(a.calls) == 0 && a.text.Len() == 0 && a.reasoning.Len() == 0 && a.completed.Exists() {
 		a.readResponse(a.completed)
 	}
 	return a.response()
@@ -437,6 +535,8 @@ func (a *anthropicAcc) add(doc gjson.Result) {
 		switch strOf(cb.Get("type")) {
 		case "text":
 			a.text.WriteString(strOf(cb.Get("text")))
+		case "thinking":
+			a.reasoning.WriteString(strOf(cb.Get("thinking")))
 		case "tool_use":
 			i := a.newCall(strOf(cb.Get("id")), strOf(cb.Get("name")))
 			a.calls[i].initial = rawOf(cb.Get("input"))
@@ -447,6 +547,8 @@ func (a *anthropicAcc) add(doc gjson.Result) {
 		switch strOf(d.Get("type")) {
 		case "text_delta":
 			a.text.WriteString(strOf(d.Get("text")))
+		case "thinking_delta":
+			a.reasoning.WriteString(strOf(d.Get("thinking")))
 		case "input_json_delta":
 			if i, ok := a.byIndex[doc.Get("index").Int()]; ok {
 				c := a.calls[i]
@@ -457,6 +559,7 @@ func (a *anthropicAcc) add(doc gjson.Result) {
 		if s := strOf(doc.Get("delta.stop_reason")); s != "" {
 			a.stop = s
 		}
+		a.readUsage(doc.Get("usage"), "input_tokens", "", "output_tokens")
 	case "error":
 		a.err = errorText(doc.Get("error"))
 	}
@@ -466,10 +569,13 @@ func (a *anthropicAcc) readMessage(m gjson.Result) {
 	if s := strOf(m.Get("stop_reason")); s != "" {
 		a.stop = s
 	}
+	a.readUsage(m.Get("usage"), "input_tokens", "", "output_tokens")
 	each(m.Get("content"), func(_ int, b gjson.Result) {
 		switch strOf(b.Get("type")) {
 		case "text":
 			a.text.WriteString(strOf(b.Get("text")))
+		case "thinking":
+			a.reasoning.WriteString(strOf(b.Get("thinking")))
 		case "tool_use":
 			i := a.newCall(strOf(b.Get("id")), strOf(b.Get("name")))
 			a.calls[i].initial = args(b.Get("input"))
@@ -486,6 +592,7 @@ func (a *geminiAcc) add(doc gjson.Result) {
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
+	a.readUsage(doc.Get("usageMetadata"), "promptTokenCount", "thoughtsTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
 	cand := gjson.Result{}
 	each(doc.Get("candidates"), func(_ int, c gjson.Result) {
 		if !cand.Exists() && c.Get("index").Int() == 0 {
@@ -504,7 +611,9 @@ func (a *geminiAcc) add(doc gjson.Result) {
 			a.calls[i].initial = args(fc.Get("args"))
 			return
 		}
-		if p.Get("thought").Type != gjson.True {
+		if p.Get("thought").Type == gjson.True {
+			a.reasoning.WriteString(strOf(p.Get("text")))
+		} else {
 			a.text.WriteString(strOf(p.Get("text")))
 		}
 	})
@@ -525,6 +634,9 @@ func (a *ollamaAcc) add(doc gjson.Result) {
 	m := doc.Get("message")
 	a.text.WriteString(strOf(m.Get("content")))
 	a.text.WriteString(strOf(doc.Get("response")))
+	a.reasoning.WriteString(strOf(m.Get("thinking")))
+	a.reasoning.WriteString(strOf(doc.Get("thinking")))
+	a.readUsage(doc, "prompt_eval_count", "", "eval_count")
 	each(m.Get("tool_calls"), func(_ int, tc gjson.Result) {
 		i := a.newCall(strOf(tc.Get("id")), strOf(tc.Get("function.name")))
 		a.calls[i].initial = args(tc.Get("function.arguments"))
@@ -535,3 +647,55 @@ func (a *ollamaAcc) add(doc gjson.Result) {
 }
 
 func (a *ollamaAcc) finish() Response { return a.response() }
+
+// finishOf reads a provider's finish or stop reason as a neutral Finish;
+// calls says whether the answer called tools, for the wires whose reason
+// does not say so.
+func finishOf(kind Kind, stop string, calls bool) Finish {
+	stopOrCalls := FinishStop
+	if calls {
+		stopOrCalls = FinishToolCalls
+	}
+	switch kind {
+	case KindOpenAIChat:
+		switch stop {
+		case "stop":
+			return FinishStop
+		case "length":
+			return FinishLength
+		case "tool_calls", "function_call":
+			return FinishToolCalls
+		}
+	case KindOpenAIResponses:
+		switch stop {
+		case "completed":
+			return stopOrCalls
+		case "max_output_tokens":
+			return FinishLength
+		}
+	case KindAnthropicMessages:
+		switch stop {
+		case "end_turn", "stop_sequence":
+			return FinishStop
+		case "max_tokens":
+			return FinishLength
+		case "tool_use":
+			return FinishToolCalls
+		}
+	case KindGemini:
+		switch stop {
+		case "STOP":
+			return stopOrCalls
+		case "MAX_TOKENS":
+			return FinishLength
+		}
+	case KindOllama:
+		switch stop {
+		case "stop":
+			return stopOrCalls
+		case "length":
+			return FinishLength
+		}
+	}
+	return Finish(stop)
+}

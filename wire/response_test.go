@@ -159,7 +159,7 @@ func TestParseResponseShapes(t *testing.T) {
 			want: wire.Response{ToolCalls: []wire.ToolCall{
 				{ID: "a", Name: "f", Arguments: []byte(`{"x":1}`)},
 				{ID: "b", Name: "g", Arguments: []byte(`{"y":2}`)},
-			}, Stop: "tool_calls"},
+			}, Stop: "tool_calls", Finish: wire.FinishToolCalls},
 		},
 		{
 			name: "responses error event", kind: wire.KindOpenAIResponses, framing: wire.FramingSSE,
@@ -169,34 +169,35 @@ func TestParseResponseShapes(t *testing.T) {
 		{
 			name: "responses completed only", kind: wire.KindOpenAIResponses, framing: wire.FramingSSE,
 			body: `data: {"type":"response.completed","response":{"object":"response","status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"hi"}]}]}}` + "\n\n",
-			want: wire.Response{Text: "hi", Stop: "completed"},
+			want: wire.Response{Text: "hi", Stop: "completed", Finish: wire.FinishStop},
 		},
 		{
 			name: "responses incomplete", kind: wire.KindOpenAIResponses,
 			body: `{"object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}`,
-			want: wire.Response{Stop: "max_output_tokens"},
+			want: wire.Response{Stop: "max_output_tokens", Finish: wire.FinishLength},
 		},
 		{
 			name: "anthropic text and thinking", kind: wire.KindAnthropicMessages,
-			body: `{"type":"message","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"Hi"}],"stop_reason":"end_turn"}`,
-			want: wire.Response{Text: "Hi", Stop: "end_turn"},
+			body: `{"type":"message","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"Hi"}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":3}}`,
+			want: wire.Response{Text: "Hi", Reasoning: "hmm", Stop: "end_turn", Finish: wire.FinishStop, Usage: wire.Usage{Input: 7, Output: 3}},
 		},
 		{
-			name: "gemini thought skipped, text joined over events", kind: wire.KindGemini, framing: wire.FramingSSE,
-			body: "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"think\",\"thought\":true},{\"text\":\"Hel\"}]}}]}\r\n\r\n" +
-				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":\"STOP\"}]}\r\n\r\n",
-			want: wire.Response{Text: "Hello", Stop: "STOP"},
+			name: "gemini thought apart, text joined over events", kind: wire.KindGemini, framing: wire.FramingSSE,
+			body: "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"think\",\"thought\":true},{\"text\":\"Hel\"}]}}],\"usageMetadata\":{\"promptTokenCount\":5}}\r\n\r\n" +
+				"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":5,\"candidatesTokenCount\":2,\"thoughtsTokenCount\":4}}\r\n\r\n",
+			want: wire.Response{Text: "Hello", Reasoning: "think", Stop: "STOP", Finish: wire.FinishStop, Usage: wire.Usage{Input: 5, Output: 6, Reasoning: 4}},
 		},
 		{
 			name: "gemini blocked prompt", kind: wire.KindGemini,
 			body: `{"promptFeedback":{"blockReason":"SAFETY"}}`,
-			want: wire.Response{Stop: "SAFETY"},
+			want: wire.Response{Stop: "SAFETY", Finish: "SAFETY"},
 		},
 		{
 			name: "ollama ids and generate text", kind: wire.KindOllama, framing: wire.FramingNDJSON,
 			body: `{"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_x1","function":{"index":0,"name":"w","arguments":{"a":1}}}]},"done":false}` + "\n" +
-				`{"response":"ok","done":true,"done_reason":"stop"}` + "\n",
-			want: wire.Response{Text: "ok", ToolCalls: []wire.ToolCall{{ID: "call_x1", Name: "w", Arguments: []byte(`{"a":1}`)}}, Stop: "stop"},
+				`{"response":"ok","done":true,"done_reason":"stop","prompt_eval_count":9,"eval_count":4}` + "\n",
+			want: wire.Response{Text: "ok", ToolCalls: []wire.ToolCall{{ID: "call_x1", Name: "w", Arguments: []byte(`{"a":1}`)}}, Stop: "stop",
+				Finish: wire.FinishToolCalls, Usage: wire.Usage{Input: 9, Output: 4}},
 		},
 		{
 			name: "ollama ndjson served without content type", kind: wire.KindOllama,

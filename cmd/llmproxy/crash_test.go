@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -241,6 +242,7 @@ func TestProcesses(t *testing.T) {
 	bin := buildLLMProxy(t)
 	t.Run("crash", func(t *testing.T) { t.Parallel(); testCrash(t, bin) })
 	t.Run("second writer", func(t *testing.T) { t.Parallel(); testSecondWriter(t, bin) })
+	t.Run("write-behind window", func(t *testing.T) { t.Parallel(); testWriteBehindWindow(t, bin) })
 	t.Run("sigterm after listening", func(t *testing.T) { t.Parallel(); testSigtermAfterListening(t, bin) })
 }
 
@@ -484,5 +486,60 @@ func testSecondWriter(t *testing.T, bin string) {
 	}
 	if code := first.wait(t); code != 0 {
 		t.Errorf("the first writer exited %d after SIGTERM: %s", code, first.stderr)
+	}
+}
+
+// testWriteBehindWindow measures what a kill -9 loses of the responses
+// clients received whole: a slow stream is under way while 8 clients each
+// complete 3 short exchanges, whose interactions are written behind the
+// stream's (in arrival order); then the process is killed. Without --sync
+// the window is logged; with --sync nothing received whole may be lost.
+func testWriteBehindWindow(t *testing.T, bin string) {
+	fast := fake.New(t, fake.OpenAIChat(crashLoop))
+	slow := fake.New(t, fake.OpenAIChat(crashLoop), fake.EventDelay(time.Second))
+	for _, syncOn := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "window.cassette")
+		args := []string{"record", "--cassette", path, "--listen", "127.0.0.1:0", "--upstream", fast.URL(), "--upstream", "slow=" + slow.URL()}
+		if syncOn {
+			args = append(args, "--sync")
+		}
+		p := startProc(t, bin, true, args...)
+		resp, err := http.Post(p.base+"/slow/v1/chat/completions", "application/json", strings.NewReader(crashChat("the long one", true)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var completed atomic.Int64
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 3 {
+					body := crashChat(fmt.Sprintf("short %d.%d", w, i), i%2 == 0)
+					r, err := http.Post(p.base+"/v1/chat/completions", "application/json", strings.NewReader(body))
+					if err != nil {
+						return
+					}
+					_, err = io.ReadAll(r.Body)
+					r.Body.Close()
+					if err == nil && r.StatusCode == 200 {
+						completed.Add(1)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		p.kill(t)
+		resp.Body.Close()
+		stored := len(checkIntact(t, path, nil))
+		lost := int(completed.Load()) - stored
+		t.Logf("write-behind window (--sync %v): 8 clients completed %d short exchanges behind a long stream; after kill -9 %d stored, %d lost",
+			syncOn, completed.Load(), stored, lost)
+		if completed.Load() != 24 {
+			t.Errorf("--sync %v: %d of 24 short exchanges completed before the kill", syncOn, completed.Load())
+		}
+		if syncOn && lost > 0 {
+			t.Errorf("with --sync a kill -9 lost %d interactions whose responses were received whole", lost)
+		}
 	}
 }

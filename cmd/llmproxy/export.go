@@ -102,6 +102,15 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("--in %s: %w", *in, err)
 	}
+	// An export may have been edited by hand, or written by an llmproxy
+	// that knew fewer secrets: nothing reaches the file unredacted.
+	red, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		return err
+	}
+	for _, i := range ct.Interactions {
+		red.Redact(i)
+	}
 	m, err := defaultMatcher()
 	if err != nil {
 		return err

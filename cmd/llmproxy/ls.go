@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/wire"
@@ -54,7 +56,8 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			tools = strings.Join(calls, "; ")
 		}
 		path := cassette.ProxyPath(s.Upstream, s.Path)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, provider, s.Kind, s.Method, path, s.Status, stream, tools)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, printable(provider), printable(s.Kind), printable(s.Method),
+			printable(path), s.Status, printable(stream), printable(tools))
 		return nil
 	})
 	if err != nil {
@@ -79,4 +82,17 @@ func callLabel(tc cassette.ToolCall, idless map[string]int) string {
 		id = wire.SyntheticID(tc.Name, idless[tc.Name])
 	}
 	return fmt.Sprintf("%s(%s) %s", tc.Name, args, id)
+}
+
+// printable shows a recorded field on a terminal: as it is when every rune
+// of it prints, and otherwise quoted the way Go quotes a string, so that
+// an escape sequence, a bidirectional override, a tab or a line end from a
+// cassette is shown (\x1b, \u202e, \t, \n) and never acted upon.
+func printable(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

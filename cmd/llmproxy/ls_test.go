@@ -104,7 +104,7 @@ func TestLsShowsKindsAndToolCalls(t *testing.T) {
 		{[]string{"1", "anthropic", "anthropic-messages", "POST", "/anthropic/v1/messages", "200", "no"}, call + " call_paris"},
 		{[]string{"2", "gemini", "gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent", "200", "sse"}, call + " #weather#1"},
 		{[]string{"3", "gemini", "gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:generateContent", "200", "no"}, call + " #weather#1"},
-		{[]string{"4", "openai", "openai-responses", "POST", "/openai/v1/responses", "200", "sse"}, call + " call_paris"},
+		{[]string{"4", "openai", "openai-responses", "POST", "/v1/responses", "200", "sse"}, call + " call_paris"},
 	}
 	for n, w := range want {
 		line := lines[n+1]

@@ -36,11 +36,11 @@ func commands() []command {
 	}
 	return []command{
 		{"record", "forwards each request to its provider, streams the answer back and stores the interaction in a cassette",
-			"--cassette FILE | --cassette-dir DIR [flags]", serve("record")},
+			"--cassette FILE | --cassette-dir DIR [flags] [-- CMD [ARG]...]", serve("record")},
 		{"replay", "answers each request from a cassette, byte for byte, and never contacts a provider",
-			"--cassette FILE | --cassette-dir DIR [flags]", serve("replay")},
+			"--cassette FILE | --cassette-dir DIR [flags] [-- CMD [ARG]...]", serve("replay")},
 		{"auto", "replays the requests a cassette holds and records the ones it does not",
-			"--cassette FILE | --cassette-dir DIR [flags]", serve("auto")},
+			"--cassette FILE | --cassette-dir DIR [flags] [-- CMD [ARG]...]", serve("auto")},
 		{"scrub", "rewrites a cassette's calls to preset tools, and their results, into fixtures, so that replayed tools never run",
 			"--cassette FILE [--map TOOL=PRESET]... [--out FILE] [--strict]", runScrub},
 		{"export", "writes a cassette as stable, pretty JSON",
@@ -49,10 +49,16 @@ func commands() []command {
 			"--in FILE --cassette FILE [--force]", runImport},
 		{"ls", "lists a cassette's interactions, one line each",
 			"--cassette FILE", runLs},
+		{"scenario", "checks scenario files: every problem as FILE:LINE: message",
+			"check FILE...", runScenario},
 		{"presets", "lists the function-tool presets, or prints one preset's JSON Schemas",
 			"[NAME] [--json]", nil},
 		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",
 			"", runDemo},
+		{"view", "serves the web view of a cassette or a scenario alone, read-only, and never contacts a provider",
+			"--cassette FILE | --scenario FILE... [--listen ADDR]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+				return runView(ctx, args, stdout, stderr, signals)
+			}},
 		{"version", "prints llmproxy's version", "", runVersion},
 		{"help", "lists the commands, or with COMMAND prints that command's help", "[COMMAND]", runHelp},
 	}

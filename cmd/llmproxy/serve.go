@@ -33,7 +33,12 @@ type serveConfig struct {
 	pace            string
 	latency         time.Duration
 	maxBody         int64
+	maxBodyTotal    int64
+	maxResponse     int64
+	sync            bool
 	upstreamTimeout time.Duration
+	readTimeout     time.Duration
+	idleTimeout     time.Duration
 	redactHeaders   listFlag
 	redactJSON      listFlag
 	adminToken      string
@@ -44,6 +49,7 @@ type serveConfig struct {
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	overwrite       bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
 	fromEnv map[string]string
@@ -62,15 +68,23 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
 	fs.StringVar(&c.rules, "rules", "", "JSON `file` of match rules: ignore, ignore_by_kind, ignore_query, headers (merged with --ignore)")
 	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
+	fs.Int64Var(&c.maxBodyTotal, "max-body-total", 0, "largest total of request bodies in flight in `bytes`, 0 for 4 × --max-body (over it: 503)")
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
 	fs.Var(&c.allowOrigins, "allow-origin", "browser `origin` (scheme://host[:port], or *) allowed beside loopback ones (repeatable)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
+	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
+	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	if c.mode == proxy.ModeRecord {
+		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
+	}
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
+		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
+		fs.Int64Var(&c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, in `bytes` (over it: the response is cut, nothing recorded)")
 	}
 	if c.mode != proxy.ModeRecord {
 		fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "`policy` when a request's recordings are used up: reject, repeat-last or restart")
@@ -159,7 +173,8 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", c.source("listen"), c.listen, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 30 * time.Second, ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
+	hs := c.httpServer(srv, cfg.Logger)
+	hs.RegisterOnShutdown(srv.EndLiveViews)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	listening := stdout
@@ -197,6 +212,15 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		}
 	}
 	return nil
+}
+
+// httpServer is the HTTP server in front of h. It bounds the request
+// headers (30 s) and an idle connection (--idle-timeout); the body is
+// bounded by the proxy (--read-timeout). There is no WriteTimeout: a long
+// streamed response must never be cut for taking long.
+func (c *serveConfig) httpServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: c.idleTimeout,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }
 
 // unusedReport lists the interactions srv never served, or is "" when it
@@ -270,7 +294,9 @@ func checkExposure(from, listen, token string) error {
 func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error) {
 	cfg := proxy.Config{
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
-		UpstreamTimeout: c.upstreamTimeout, AdminToken: c.adminToken, Version: version,
+		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse, Sync: c.sync,
+		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
+		Overwrite:    c.overwrite,
 		AllowOrigins: c.allowOrigins, MaxOpenCassettes: c.maxOpen,
 	}
 	var err error
@@ -287,6 +313,17 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	if c.maxBody <= 0 {
 		return cfg, nil, usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+	}
+	if c.maxBodyTotal < 0 {
+		return cfg, nil, usagef("%s %d: must not be negative", c.source("max-body-total"), c.maxBodyTotal)
+	}
+	if c.mode != proxy.ModeReplay && c.maxResponse <= 0 {
+		return cfg, nil, usagef("%s %d: must be positive", c.source("max-response"), c.maxResponse)
+	}
+	for name, d := range map[string]time.Duration{"read-timeout": c.readTimeout, "idle-timeout": c.idleTimeout} {
+		if d <= 0 {
+			return cfg, nil, usagef("%s %s: must be positive", c.source(name), d)
+		}
 	}
 	if c.latency < 0 {
 		return cfg, nil, usagef("%s %s: must not be negative", c.source("latency"), c.latency)
@@ -313,7 +350,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	}
 	cleanup := func() {}
 	if c.cassette != "" {
-		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version})
+		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version, Overwrite: c.overwrite})
 		if err != nil {
 			return cfg, nil, err
 		}

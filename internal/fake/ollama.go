@@ -1,10 +1,11 @@
 package fake
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Ollama plays l on Ollama's chat API (POST …/api/chat). A request whose
@@ -16,6 +17,7 @@ import (
 // object arguments. Tool calls carry the id and function index the current
 // server adds ({"id":…,"function":{"index":0,"name":…,"arguments":{…}}}).
 // Non-streamed, one compact JSON object. The model is echoed from the request.
+// Package wire writes the answer.
 func Ollama(l ToolLoop) Script {
 	lp := l.check()
 	return ScriptFunc(lp.ollama)
@@ -24,47 +26,16 @@ func Ollama(l ToolLoop) Script {
 // ollamaStart is created_at of the captured stream's first line.
 var ollamaStart = time.Date(2025, 7, 7, 20, 22, 19, 184789000, time.UTC)
 
-const ollamaDefaultModel = "llama3.2"
+const (
+	ollamaDefaultModel = "llama3.2"
+	ollamaPrompt       = 169
+)
 
 type ollamaRequest struct {
 	Model    string `json:"model"`
-	Stream   *bool  `json:"stream"`
 	Messages []struct {
 		Role string `json:"role"`
 	} `json:"messages"`
-}
-
-type ollamaLine struct {
-	Model      string        `json:"model"`
-	CreatedAt  string        `json:"created_at"`
-	Message    ollamaMessage `json:"message"`
-	DoneReason string        `json:"done_reason,omitempty"`
-	Done       bool          `json:"done"`
-	*ollamaMetrics
-}
-
-type ollamaMessage struct {
-	Role      string           `json:"role"`
-	Content   string           `json:"content"`
-	ToolCalls []ollamaToolCall `json:"tool_calls,omitempty"`
-}
-
-type ollamaToolCall struct {
-	ID       string `json:"id"`
-	Function struct {
-		Index     int             `json:"index"`
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
-}
-
-type ollamaMetrics struct {
-	TotalDuration      int64 `json:"total_duration"`
-	LoadDuration       int64 `json:"load_duration"`
-	PromptEvalCount    int   `json:"prompt_eval_count"`
-	PromptEvalDuration int64 `json:"prompt_eval_duration"`
-	EvalCount          int   `json:"eval_count"`
-	EvalDuration       int64 `json:"eval_duration"`
 }
 
 func (l loop) ollama(req *Request) *Response {
@@ -85,45 +56,16 @@ func (l loop) ollama(req *Request) *Response {
 	if model == "" {
 		model = ollamaDefaultModel
 	}
+	// The answer's time moves with the loop, as a real server's clock would.
 	rnd := l.seq("ollama", turn)
-	at := ollamaStart.Add(time.Duration(turn-1) * 3 * time.Second)
-	stamp := func() string {
-		s := at.Format(time.RFC3339Nano)
-		at = at.Add(time.Duration(rnd.between(6000, 12000)) * time.Microsecond)
-		return s
-	}
-
-	var msg ollamaMessage
-	var pieces []string
+	at := ollamaStart.Add(time.Duration(turn-1)*3*time.Second + time.Duration(rnd.block()[0])*time.Millisecond)
+	a := wire.Answer{Model: model, Created: at}
 	if turn == 1 {
-		var call ollamaToolCall
-		call.ID, call.Function.Name, call.Function.Arguments = l.CallID, l.Tool, l.argsCompact
-		msg = ollamaMessage{Role: "assistant", ToolCalls: []ollamaToolCall{call}}
-		pieces = []string{""}
+		a.ToolCalls = []wire.ToolCall{l.call()}
+		a.Usage = wire.Usage{Input: ollamaPrompt, Output: 6}
 	} else {
-		msg = ollamaMessage{Role: "assistant", Content: l.Answer}
-		pieces = words(l.Answer)
+		a.Text = l.Answer
+		a.Usage = wire.Usage{Input: ollamaPrompt, Output: 4 + 2*len(strings.Fields(l.Answer))}
 	}
-	evalCount := 4 + 2*len(pieces)
-	metrics := &ollamaMetrics{
-		LoadDuration: 41295167, PromptEvalCount: 169, PromptEvalDuration: 24573166,
-		EvalCount: evalCount, EvalDuration: int64(evalCount) * 7730605,
-	}
-	metrics.TotalDuration = metrics.LoadDuration + metrics.PromptEvalDuration + metrics.EvalDuration + 414042
-
-	if in.Stream != nil && !*in.Stream {
-		body := marshal(ollamaLine{Model: model, CreatedAt: stamp(), Message: msg, DoneReason: "stop", Done: true, ollamaMetrics: metrics})
-		return &Response{Header: providerHeader(ollama, false), Body: body}
-	}
-	var events [][]byte
-	line := func(v ollamaLine) { events = append(events, append(marshal(v), '\n')) }
-	if turn == 1 {
-		line(ollamaLine{Model: model, CreatedAt: stamp(), Message: msg})
-	} else {
-		for _, p := range pieces {
-			line(ollamaLine{Model: model, CreatedAt: stamp(), Message: ollamaMessage{Role: "assistant", Content: p}})
-		}
-	}
-	line(ollamaLine{Model: model, CreatedAt: stamp(), Message: ollamaMessage{Role: "assistant"}, DoneReason: "stop", Done: true, ollamaMetrics: metrics})
-	return &Response{Header: providerHeader(ollama, true), Events: events}
+	return write(ollama, wire.KindOllama, req, a)
 }

@@ -3,6 +3,8 @@ package fake
 import (
 	"net/http"
 	"strings"
+
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // provider names the API family whose headers and error shapes to use.
@@ -147,4 +149,37 @@ func apiError(p provider, status int, msg string) *Response {
 		}{detail{Message: msg, Type: "invalid_request_error"}}), "    "), '\n')
 	}
 	return &Response{Status: status, Header: h, Body: body}
+}
+
+// write answers a request with a, written by package wire as the provider
+// of kind writes it (streamed or not, include_usage, alt=sse, … as the
+// request asks), over the provider's usual headers.
+func write(p provider, kind wire.Kind, req *Request, a wire.Answer) *Response {
+	path := req.Path
+	if req.RawQuery != "" {
+		path += "?" + req.RawQuery
+	}
+	o, err := wire.OptionsFor(kind, path, req.Body)
+	if err != nil {
+		return apiError(p, http.StatusBadRequest, err.Error())
+	}
+	w, err := wire.Write(kind, a, o)
+	if err != nil {
+		// A checked ToolLoop always makes a writable answer.
+		return apiError(p, http.StatusInternalServerError, "fake: "+err.Error())
+	}
+	h := providerHeader(p, w.Streamed())
+	for k, v := range w.Header {
+		h[k] = v
+	}
+	resp := &Response{Status: w.Status, Header: h}
+	if !w.Streamed() {
+		resp.Body = w.Body
+		return resp
+	}
+	resp.Events = make([][]byte, len(w.Events))
+	for i, e := range w.Events {
+		resp.Events[i] = e.Raw
+	}
+	return resp
 }

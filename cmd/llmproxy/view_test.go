@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/internal/uitest"
+)
+
+func TestViewUsage(t *testing.T) {
+	demo := demoCopy(t)
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\nsteps: 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"view"}, 2, "give one of --cassette and --scenario"},
+		{[]string{"view", "--cassette", demo, "--scenario", "s.yaml"}, 2, "give one of"},
+		{[]string{"view", "--cassette", demo, "--pace", "recorded"}, 2, "--pace is not a flag of view"},
+		{[]string{"view", "--cassette", demo, "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"view", "--cassette", demo, "--listen", "0.0.0.0:0"}, 2, "set --admin-token"},
+		{[]string{"view", "--scenario", filepath.Join(t.TempDir(), "none.yaml"), "--listen", "127.0.0.1:0"}, 1, "none.yaml"},
+		{[]string{"view", "--scenario", bad, "--listen", "127.0.0.1:0"}, 1, "bad.yaml:2: "},
+		{[]string{"view", "--cassette", filepath.Join(t.TempDir(), "none.cassette"), "--listen", "127.0.0.1:0"}, 1, "none.cassette"},
+		{[]string{"view", "-h"}, 0, "llmproxy view serves the web view of a cassette or a scenario alone"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// TestViewProcess runs `llmproxy view` of a cassette and of a scenario,
+// and a replay, each with a live log page open, and stops each with
+// SIGTERM: an open page must not hold up the shutdown.
+func TestViewProcess(t *testing.T) {
+	bin := buildLLMProxy(t)
+	path := filepath.Join(t.TempDir(), "sample.cassette")
+	uitest.Cassette(t, path)
+	for _, tc := range []struct {
+		name, page, want, home string
+		args                   []string
+	}{
+		{"view", "/_llmproxy/ui/interactions/3", "Can the country of Crumpet have dragons?", "/_llmproxy/ui/",
+			[]string{"view", "--cassette", path, "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
+		{"view-scenario", "/_llmproxy/ui/scenario", `<code>ask</code>`, "/_llmproxy/ui/scenario",
+			[]string{"view", "--scenario", "../../scenario/testdata/valid/weather.yaml", "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
+		{"replay", "/_llmproxy/ui/interactions/3", "Can the country of Crumpet have dragons?", "",
+			[]string{"replay", "--cassette", path, "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startProc(t, bin, true, tc.args...)
+			resp, err := http.Get(p.base + tc.page)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(body), tc.want) {
+				t.Fatalf("%s: status %d\n%.2000s", tc.page, resp.StatusCode, body)
+			}
+			if tc.home != "" {
+				noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+				resp, err := noRedirect.Get(p.base + "/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != tc.home {
+					t.Errorf("/: %d to %q, want 303 to %s", resp.StatusCode, resp.Header.Get("Location"), tc.home)
+				}
+			}
+			live, err := http.Get(p.base + "/_llmproxy/ui/log/events")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer live.Body.Close()
+			if line, err := bufio.NewReader(live.Body).ReadString('\n'); err != nil || line != "retry: 2000\n" {
+				t.Fatalf("the live log stream began %q, %v", line, err)
+			}
+			if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code := p.wait(t); code != 0 {
+				t.Errorf("exit %d after SIGTERM; stderr:\n%s", code, p.stderr)
+			}
+			if strings.Contains(p.stderr.String(), "did not drain") {
+				t.Errorf("the live log held up the shutdown:\n%s", p.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+// Package scenario scripts a model's side of conversations, step by step, and
+// answers requests from the script without any provider.
+//
+// # The model
+//
+// A Scenario is a list of Steps and named preset Fixtures. A step has
+// conditions (When: the latest user text, the system prompt, the tool
+// results sent, the model, the API kind, the tools offered, JSON paths of
+// the body), an answer (Respond: text, reasoning, tool calls, finish reason,
+// usage, ids, or a provider error; and how it is delivered: delay, stream
+// chunking and pacing, a cut after some events) and its successors (Then, by
+// default the next step in the file; Complete ends the conversation).
+//
+// Load and Parse read the model from a YAML or JSON file; Builder makes it in
+// Go. Both give the same value and check it by the same rules, reporting
+// every problem at once: an ErrorList of *Error, each FILE:LINE: message for
+// a file. The Engine never sees YAML.
+//
+// # The engine
+//
+// An Engine serves one scenario to any number of conversations, each keeping
+// its own position. A request is answered by the first of its conversation's
+// candidates whose conditions hold: the first step before any answer, then
+// the Then of the step last answered. Engine.Answer returns the answer
+// pending; the serving layer delivers its Delivery (a wire.Answer and how to
+// send it) and then calls Commit. Only a commit moves the conversation on,
+// so an answer the client did not receive whole changes nothing, and
+// neither does a miss (a *Miss wrapping ErrMiss, naming each candidate step
+// and the first of its conditions that failed, with what the request had and
+// what the step wants).
+//
+// # Rules
+//
+//   - Determinism: the same scenario answering the same requests gives the
+//     same answers. Response ids are the provider's prefix plus
+//     <scenario>-<n>, n counting the conversation's answers from 1; the
+//     creation time is DefaultCreated; tool call ids are the fixture's or
+//     the call's, else call_<function>, call_<function>_2, … counting the
+//     conversation's calls that took a default id.
+//   - JSON values in conditions (tool arguments and results, json equals)
+//     compare as values: key order, whitespace and number spelling aside.
+//     A tool result sent as a JSON string holding JSON (as OpenAI's wire
+//     carries it) is compared by the JSON it holds.
+//   - The cost of an answer does not grow with the number of steps: steps
+//     are indexed by id and only the candidates are tried.
+//   - An Engine is safe for concurrent use; conversations are independent.
+//     The conversations it holds are bounded by MaxConversations, and the
+//     calls each remembers (for requests that name a call only by id) by a
+//     fixed count.
+package scenario

@@ -1,0 +1,58 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+func TestSameJSON(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a": 1.0, "b":2}`, `{"b":2,"a":1}`, true},
+		{`1e2`, `100`, true},
+		{`0.1`, `1e-1`, true},
+		{`12345678901234567890`, `12345678901234567891`, false}, // beyond float64, still told apart
+		{`[1,2]`, `[2,1]`, false},
+		{`{"a":1}`, `{"a":1,"b":null}`, false},
+		{`"1"`, `1`, false},
+		{`null`, `null`, true},
+		{`{"a":[{"b":true}]}`, ` { "a" : [ { "b" : true } ] } `, true},
+		{`not json`, `not json`, false},
+		{`1 2`, `1`, false},
+	}
+	for _, tt := range tests {
+		if got := sameJSON([]byte(tt.a), []byte(tt.b)); got != tt.want {
+			t.Errorf("sameJSON(%s, %s) = %v", tt.a, tt.b, got)
+		}
+	}
+}
+
+func TestSentOutputs(t *testing.T) {
+	want := []byte(`{"v":1}`)
+	tests := []struct {
+		kind    wire.Kind
+		content string
+		match   bool
+	}{
+		{wire.KindOpenAIChat, `"{\"v\": 1.0}"`, true},
+		{wire.KindAnthropicMessages, `[{"type":"text","text":"{\"v\":1}"}]`, true},
+		{wire.KindAnthropicMessages, `[{"type":"text","text":"{\"v\":1}"},{"type":"text","text":"x"}]`, false},
+		{wire.KindGemini, `{"v":1}`, true},
+		{wire.KindGemini, `{"output":{"v":1}}`, true},
+		{wire.KindGemini, `{"output":"{\"v\":1}"}`, true},
+		{wire.KindOpenAIChat, `"{\"v\": 2}"`, false},
+		{wire.KindOpenAIChat, `"v"`, false},
+	}
+	for _, tt := range tests {
+		got := false
+		for _, o := range sentOutputs(tt.kind, wire.ToolResult{Content: []byte(tt.content)}) {
+			got = got || sameJSON(o, want)
+		}
+		if got != tt.match {
+			t.Errorf("%s %s: matches %v, want %v", tt.kind, tt.content, got, tt.match)
+		}
+	}
+}

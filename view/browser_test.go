@@ -1,0 +1,49 @@
+package view_test
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/internal/uitest"
+	"github.com/llmproxy/llmproxy/view"
+)
+
+var screenshots = flag.String("screenshots", "", "save screenshots of the web view's pages into this `directory` (../docs for the README's)")
+
+// TestScenarioInBrowser draws a scenario graph in headless Chromium: every
+// step a node, the answered ones marked, hostile step text shown as text.
+func TestScenarioInBrowser(t *testing.T) {
+	b := uitest.NewBrowser(t)
+	src := sampleSource(t)
+	src.graphs = []view.Graph{{Name: "weather", File: "testdata/weather.yaml", Steps: []view.Step{
+		{ID: "ask", When: `latest-user equals "What's the weather in Paris?"`, Respond: "tool-calls: weather (fixture paris)", Then: []string{"answer", "apologise"}, Answered: 1},
+		{ID: "answer", When: "tool-result fixture paris", Respond: `text "Paris is sunny, 21 °C."`, Then: []string{"follow-up"}, Answered: 1},
+		{ID: "apologise", When: "tool-result name weather, is error", Respond: `text "Sorry, no weather today."`, Complete: true},
+		{ID: "follow-up", When: `latest-user contains "tomorrow"`, Respond: "tool-calls: weather (fixture paris-tomorrow)", Then: []string{"ask", "bye"}},
+		{ID: "bye", When: "", Respond: `text "` + uitest.HostileAnswer + `"`, Complete: true},
+	}}}
+	srv, _ := serve(t, src, "")
+	b.Open(srv.URL+"/_llmproxy/ui/scenario", "figure.graph svg")
+	if n := uitest.Eval[int](b, `document.querySelectorAll("figure.graph g.node").length`); n != 5 {
+		t.Errorf("%d nodes, want 5", n)
+	}
+	answered := uitest.Eval[[]string](b, `[...document.querySelectorAll("g.node.answered text.id")].map(e => e.textContent)`)
+	if strings.Join(answered, "|") != "✓ ask · answered 1×|✓ answer · answered 1×" {
+		t.Errorf("answered nodes read %q", answered)
+	}
+	if n := uitest.Eval[int](b, `document.querySelectorAll("figure.graph path.edge").length`); n != 5 {
+		t.Errorf("%d edges, want 5 (ask→answer, ask→apologise, answer→follow-up, follow-up→ask, follow-up→bye)", n)
+	}
+	if n := uitest.Eval[int](b, `document.querySelectorAll("figure.graph path.edge.back").length`); n != 1 {
+		t.Errorf("%d edges drawn back up, want 1 (follow-up→ask)", n)
+	}
+	if w := uitest.Eval[float64](b, `document.querySelector("figure.graph svg").getBoundingClientRect().width`); w < 300 {
+		t.Errorf("the graph is %.0f px wide", w)
+	}
+	if got := uitest.Eval[string](b, `typeof window.pwned`); got != "undefined" {
+		t.Error("a step's text ran as script")
+	}
+	b.Screenshot(*screenshots, "view-scenario.png")
+	b.Check()
+}

@@ -1,0 +1,172 @@
+package view
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/llmproxy/llmproxy/match"
+)
+
+const (
+	// logLimit is the number of entries the log page shows.
+	logLimit = 200
+	// keepAlive is how often an idle live stream sends a comment, so that
+	// a client that left is noticed.
+	keepAlive = 15 * time.Second
+)
+
+// logPage is the live log.
+type logPage struct {
+	Name    string
+	Entries []logRow
+	// Events is the address of the live stream, continuing after the
+	// newest entry shown.
+	Events string
+	Limit  int
+}
+
+// logRow is one entry as the log shows it.
+type logRow struct {
+	LogEntry
+	When        string
+	Href        string
+	ClosestHref string
+	First       *match.Difference
+	More        []match.Difference
+	Outcome     string // served, miss or error
+}
+
+func newLogRow(e LogEntry) logRow {
+	r := logRow{LogEntry: e, When: e.Time.Local().Format("15:04:05.000")}
+	if e.Interaction != 0 {
+		r.Href = InteractionURL("", e.Name, e.Interaction)
+	}
+	if e.Closest != 0 {
+		r.ClosestHref = InteractionURL("", e.Name, e.Closest)
+	}
+	if len(e.Differences) > 0 {
+		r.First, r.More = &e.Differences[0], e.Differences[1:]
+	}
+	switch {
+	case e.Miss != "":
+		r.Outcome = "miss"
+	case e.Status >= 400:
+		r.Outcome = "error"
+	default:
+		r.Outcome = "served"
+	}
+	return r
+}
+
+// wants reports whether a log filtered to cassette name shows e.
+func wants(name string, e LogEntry) bool {
+	return name == "" || e.Name == name || e.Cassette == name
+}
+
+func (h *Handler) logPage(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("cassette")
+	entries, err := h.opts.Source.Log(r.Context(), 0, logLimit)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := logPage{Name: name, Limit: logLimit}
+	var last uint64
+	for k := len(entries) - 1; k >= 0; k-- {
+		last = max(last, entries[k].Seq)
+		if wants(name, entries[k]) {
+			p.Entries = append(p.Entries, newLogRow(entries[k]))
+		}
+	}
+	v := url.Values{"after": {strconv.FormatUint(last, 10)}}
+	if name != "" {
+		v.Set("cassette", name)
+	}
+	p.Events = Prefix + "log/events?" + v.Encode()
+	h.render(w, r, http.StatusOK, "log", &page{Title: "Live log", Nav: "log", Data: p})
+}
+
+// logEvents streams the entries added after a cursor as server-sent
+// events, each an "entry" event whose data is the entry's table rows and
+// whose id is its Seq, so that a reconnecting browser continues where it
+// stopped (Last-Event-ID). It ends when the client leaves or Close is
+// called.
+func (h *Handler) logEvents(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	after, err := cursor(q.Get("after"))
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		after, err = cursor(id)
+	}
+	if err != nil {
+		h.problem(w, r, http.StatusBadRequest, "llmproxy: after and Last-Event-ID take an entry number")
+		return
+	}
+	name := q.Get("cassette")
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		changed := h.opts.Source.LogChanged()
+		entries, err := h.opts.Source.Log(ctx, after, logLimit)
+		if err != nil {
+			return
+		}
+		var buf bytes.Buffer
+		for _, e := range entries {
+			after = max(after, e.Seq)
+			if wants(name, e) {
+				if err := h.writeEntry(&buf, e); err != nil {
+					h.log.Error("view: rendering a log entry", "err", err)
+					return
+				}
+			}
+		}
+		if buf.Len() > 0 {
+			if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-h.closed:
+			return
+		}
+	}
+}
+
+// writeEntry writes one entry as a server-sent event.
+func (h *Handler) writeEntry(buf *bytes.Buffer, e LogEntry) error {
+	var html bytes.Buffer
+	if err := h.pages["log"].ExecuteTemplate(&html, "entry", newLogRow(e)); err != nil {
+		return err
+	}
+	fmt.Fprintf(buf, "id: %d\nevent: entry\n", e.Seq)
+	// Any of CR, LF and CRLF ends an SSE line, and recorded text may hold
+	// them: each becomes a data line of its own.
+	lines := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(strings.TrimRight(html.String(), "\r\n"))
+	for _, line := range strings.Split(lines, "\n") {
+		buf.WriteString("data: ")
+		buf.WriteString(line)
+		buf.WriteByte('\n')
+	}
+	buf.WriteByte('\n')
+	return nil
+}

@@ -1,0 +1,399 @@
+package wire
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// WriteOptions says how to write an answer. The zero value writes the
+// whole (non-streamed) JSON body; OptionsFor reads the options a request
+// asks for.
+type WriteOptions struct {
+	// Stream asks for the streamed form: SSE (OpenAI, Anthropic, Gemini
+	// with alt=sse), NDJSON (Ollama) or Gemini's streamed JSON array.
+	Stream bool
+	// Chunk is the length in characters of the pieces that streamed text
+	// and reasoning are cut into; 0 cuts them into words, each piece but the
+	// first starting with the spaces before its word (" is", " sunny").
+	Chunk int
+	// IncludeUsage ends an OpenAI chat stream with the usage chunk
+	// ("choices":[]) and puts "usage":null on every other chunk, as
+	// stream_options.include_usage asks. The other wires always report
+	// usage.
+	IncludeUsage bool
+	// Obfuscation adds OpenAI's "obfuscation" padding field to chat chunks
+	// and Responses delta events, as OpenAI does unless
+	// stream_options.include_obfuscation is false.
+	Obfuscation bool
+	// JSONArray writes a Gemini stream as one JSON array, as
+	// streamGenerateContent does without alt=sse, instead of SSE.
+	JSONArray bool
+	// Base64 writes an embedding as the base64 of its little-endian
+	// float32 values, as encoding_format "base64" asks (the openai Python
+	// and Node SDKs ask for it by default).
+	Base64 bool
+	// Request is the body of the request answered, or nil. The Responses
+	// API echoes its settings in the response object (instructions, tools,
+	// tool_choice, store, reasoning, temperature, …); the other writers do
+	// not read it.
+	Request []byte
+}
+
+// OptionsFor returns the options the provider would answer a request with:
+// Stream as ParseRequest reads it, IncludeUsage and Obfuscation from
+// stream_options, JSONArray for a Gemini stream asked without alt=sse,
+// Base64 from encoding_format, and the body itself as Request. path is the
+// upstream-relative path with its query. Chunk is left 0 (one piece per
+// word). A body ParseRequest rejects is its error.
+func OptionsFor(kind Kind, path string, body []byte) (WriteOptions, error) {
+	req, err := ParseRequest(kind, path, body)
+	if err != nil {
+		return WriteOptions{}, err
+	}
+	o := WriteOptions{Stream: req.Stream, Request: body, Obfuscation: true}
+	switch kind {
+	case KindOpenAIChat, KindOpenAIResponses:
+		so := gjson.GetBytes(body, "stream_options")
+		o.IncludeUsage = so.Get("include_usage").Type == gjson.True
+		o.Obfuscation = so.Get("include_obfuscation").Type != gjson.False
+	case KindGemini:
+		o.JSONArray = o.Stream && queryValue(path, "alt") != "sse"
+	case KindEmbeddings:
+		o.Base64 = strOf(gjson.GetBytes(body, "encoding_format")) == "base64"
+	}
+	return o, nil
+}
+
+// queryValue returns the first value of key in path's query, "" when absent.
+func queryValue(path, key string) string {
+	_, q, ok := strings.Cut(path, "?")
+	if !ok {
+		return ""
+	}
+	if i := strings.IndexByte(q, '#'); i >= 0 {
+		q = q[:i]
+	}
+	v, err := url.ParseQuery(q)
+	if err != nil {
+		return ""
+	}
+	return v.Get(key)
+}
+
+// Written is an answer (or an error) as the provider sends it: a status,
+// headers, and either a whole body or a stream of events.
+type Written struct {
+	// Status is the HTTP status.
+	Status int
+	// Header holds the headers the provider sends with it: Content-Type,
+	// the request id header where the provider has one, Retry-After on an
+	// error that says when to retry. It never holds Content-Length: a
+	// server that writes Body in one piece may add it, a stream must go
+	// without.
+	Header http.Header
+	// Body is the whole body; nil for a stream.
+	Body []byte
+	// Events is the stream in order, nil when the answer is not streamed.
+	// Each event's Raw carries its own framing (SSE event and blank line,
+	// NDJSON line, JSON-array piece), so a server writes Raw of events 0,
+	// 1, … with a flush after each, may wait between them, and may stop
+	// after any of them, as a provider that breaks mid-stream does. Name is
+	// the SSE event name and Data the event's JSON document.
+	Events []Event
+}
+
+// Streamed reports whether w is a stream of events.
+func (w Written) Streamed() bool { return w.Events != nil }
+
+// Bytes returns the whole body: Body, or the Raw of every event joined.
+func (w Written) Bytes() []byte {
+	if !w.Streamed() {
+		return w.Body
+	}
+	var b []byte
+	for _, e := range w.Events {
+		b = append(b, e.Raw...)
+	}
+	return b
+}
+
+// Write writes an answer as the provider of kind sends it, streamed or
+// whole as o says. The same answer and options always give the same bytes:
+// the ids, timestamps and usage are the answer's, and what a provider
+// randomises (padding, signatures) is derived from the answer's content.
+//
+// Each wire writes what it carries: reasoning is an OpenAI chat
+// reasoning_content, a Responses reasoning summary, an Anthropic thinking
+// block, Gemini thought parts, Ollama thinking; an embedding is written
+// only for KindEmbeddings, and only the embedding is. ParseResponse given
+// the result returns the answer's text, reasoning, tool calls (arguments
+// as the same JSON value), finish reason and usage; docs/providers.md lists
+// what each wire leaves out.
+//
+// An answer whose tool call arguments are not a JSON object, whose usage is
+// negative or whose embedding is not finite is ErrInvalidAnswer; KindGeneric,
+// an unknown kind and a streamed embedding are ErrUnsupported.
+func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
+	if kind == KindEmbeddings {
+		if o.Stream {
+			return Written{}, fmt.Errorf("write %s answer: %w: embeddings are not streamed", kind, ErrUnsupported)
+		}
+		return writeEmbeddings(a, o)
+	}
+	var write func(*answer, WriteOptions) Written
+	switch kind {
+	case KindOpenAIChat:
+		write = writeChat
+	case KindOpenAIResponses:
+		write = writeResponses
+	case KindAnthropicMessages:
+		write = writeAnthropic
+	case KindGemini:
+		write = writeGemini
+	case KindOllama:
+		write = writeOllama
+	default:
+		return Written{}, fmt.Errorf("write %s answer: %w: no answer format for this API kind", kind, ErrUnsupported)
+	}
+	p, err := prepare(kind, a, o)
+	if err != nil {
+		return Written{}, fmt.Errorf("write %s answer: %w", kind, err)
+	}
+	return write(p, o), nil
+}
+
+// answer is an Answer checked and ready to write.
+type answer struct {
+	Answer
+	calls []call
+	rnd   *prng
+	// textPieces and thinkPieces are Text and Reasoning cut for a stream.
+	textPieces, thinkPieces []string
+}
+
+// call is a tool call ready to write.
+type call struct {
+	id, name string
+	args     string // the arguments as given (OpenAI sends this string)
+	compact  []byte // the arguments compacted (object-carrying wires)
+}
+
+// prepare checks a and fills in its defaults: a finish reason follows from
+// the calls when none is given, and empty arguments are "{}".
+func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
+	if u := a.Usage; u.Input < 0 || u.Output < 0 || u.Reasoning < 0 || u.Reasoning > u.Output {
+		return nil, fmt.Errorf("%w: usage of %d input, %d output and %d reasoning tokens", ErrInvalidAnswer, u.Input, u.Output, u.Reasoning)
+	}
+	p := &answer{Answer: a}
+	for i, tc := range a.ToolCalls {
+		args := bytes.TrimSpace(tc.Arguments)
+		if len(args) == 0 {
+			args = emptyObjectJSON
+		}
+		if checkJSON(args) != nil || args[0] != '{' || !utf8.Valid(args) {
+			return nil, fmt.Errorf("%w: tool call %d (%s): arguments %.80q are not a UTF-8 JSON object", ErrInvalidAnswer, i, tc.Name, args)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, args); err != nil {
+			return nil, fmt.Errorf("%w: tool call %d (%s): arguments: %v", ErrInvalidAnswer, i, tc.Name, err)
+		}
+		p.calls = append(p.calls, call{id: tc.ID, name: tc.Name, args: string(args), compact: buf.Bytes()})
+	}
+	if p.Finish == "" {
+		p.Finish = FinishStop
+		if len(p.calls) > 0 {
+			p.Finish = FinishToolCalls
+		}
+	}
+	p.rnd = newPRNG(kind, a)
+	if o.Stream {
+		p.textPieces = pieces(a.Text, o.Chunk)
+		p.thinkPieces = pieces(a.Reasoning, o.Chunk)
+	}
+	return p, nil
+}
+
+// created is the answer's creation time in Unix seconds.
+func (a *answer) created() int64 {
+	if a.Created.IsZero() {
+		return 0
+	}
+	return a.Created.Unix()
+}
+
+// header returns the headers every answer of a provider carries.
+func header(contentType string) http.Header {
+	return http.Header{"Content-Type": {contentType}}
+}
+
+// requestID derives a provider-looking request id ("req_" and 32 hex
+// digits) from a response id, so that the same answer carries the same one.
+func requestID(id string) string {
+	sum := sha256.Sum256([]byte("request-id\x00" + id))
+	return "req_" + hex.EncodeToString(sum[:16])
+}
+
+// pieces cuts s into stream pieces: chunk characters each, or words.
+func pieces(s string, chunk int) []string {
+	if s == "" {
+		return nil
+	}
+	if chunk <= 0 {
+		return words(s)
+	}
+	var out []string
+	for len(s) > 0 {
+		end, n := 0, 0
+		for end < len(s) && n < chunk {
+			_, size := utf8.DecodeRuneInString(s[end:])
+			end += size
+			n++
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}
+
+// words cuts text the way models stream it: a piece per word, each but the
+// first carrying the spaces before it ("It", " is", " 21", " °C").
+func words(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		if r == ' ' && i > start && text[i-1] != ' ' {
+			out = append(out, text[start:i])
+			start = i
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// tokens cuts a JSON arguments string into tokenizer-like fragments, as
+// OpenAI streams them: runs of letters, runs of up to three digits, runs of
+// punctuation, a space staying with what follows. `{"country":"UK"}` gives
+// `{"`, `country`, `":"`, `UK`, `"}`.
+func tokens(s string) []string {
+	class := func(r rune) int {
+		switch {
+		case unicode.IsLetter(r) || r == '_':
+			return 1
+		case unicode.IsDigit(r):
+			return 2
+		case r == ' ':
+			return 3
+		}
+		return 4
+	}
+	var out []string
+	start, prev, digits := 0, 0, 0
+	for i, r := range s {
+		c := class(r)
+		split := i > start && c != prev && prev != 3
+		if c == 2 && prev == 2 && digits == 3 {
+			split = true
+		}
+		if split {
+			out = append(out, s[start:i])
+			start, digits = i, 0
+		}
+		if c == 2 {
+			digits++
+		} else {
+			digits = 0
+		}
+		prev = c
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// prng is a deterministic stream of pseudo-random numbers (SHA-256 of a
+// seed and a counter). It stands in for what providers randomise, so that
+// the same answer always gives the same bytes.
+type prng struct {
+	seed []byte
+	n    uint64
+}
+
+// newPRNG seeds a stream from everything the answer says.
+func newPRNG(kind Kind, a Answer) *prng {
+	h := sha256.New()
+	field := func(s string) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	field(string(kind))
+	field(a.Model)
+	field(a.ID)
+	field(a.Text)
+	field(a.Reasoning)
+	for _, c := range a.ToolCalls {
+		field(c.ID)
+		field(c.Name)
+		field(string(c.Arguments))
+	}
+	field(string(a.Finish))
+	return &prng{seed: h.Sum(nil)}
+}
+
+func (r *prng) block() [32]byte {
+	buf := make([]byte, len(r.seed)+8)
+	copy(buf, r.seed)
+	binary.BigEndian.PutUint64(buf[len(r.seed):], r.n)
+	r.n++
+	return sha256.Sum256(buf)
+}
+
+// between returns a number in [lo, hi].
+func (r *prng) between(lo, hi int) int {
+	b := r.block()
+	return lo + int(binary.BigEndian.Uint64(b[:8])%uint64(hi-lo+1))
+}
+
+const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// alnum returns n letters and digits.
+func (r *prng) alnum(n int) string {
+	out := make([]byte, 0, n)
+	for len(out) < n {
+		b := r.block()
+		for _, c := range b {
+			if len(out) == n {
+				break
+			}
+			out = append(out, alnum[int(c)%len(alnum)])
+		}
+	}
+	return string(out)
+}
+
+// base64 returns n pseudo-random bytes in standard base64, like Gemini's
+// thoughtSignature and Anthropic's thinking signature.
+func (r *prng) base64(n int) string {
+	raw := make([]byte, 0, n)
+	for len(raw) < n {
+		b := r.block()
+		raw = append(raw, b[:min(len(b), n-len(raw))]...)
+	}
+	return base64.StdEncoding.EncodeToString(raw)
+}

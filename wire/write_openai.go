@@ -1,0 +1,242 @@
+package wire
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+)
+
+// OpenAI content types, as the API sends them.
+const (
+	openAIJSON   = "application/json"
+	openAIStream = "text/event-stream; charset=utf-8"
+)
+
+// openAIHeader is Content-Type and the x-request-id OpenAI sends with every
+// answer.
+func openAIHeader(contentType, id string) http.Header {
+	h := header(contentType)
+	h.Set("X-Request-Id", requestID(id))
+	return h
+}
+
+// fingerprint is a system_fingerprint ("fp_" and 10 hex digits) derived
+// from the model, as OpenAI's names the backend configuration.
+func fingerprint(model string) string {
+	sum := sha256.Sum256([]byte("fingerprint\x00" + model))
+	return "fp_" + hex.EncodeToString(sum[:5])
+}
+
+// chatFinish is the chat finish_reason of a neutral one.
+func chatFinish(f Finish) string {
+	if f == FinishToolCalls {
+		return "tool_calls"
+	}
+	return string(f) // "stop", "length"
+}
+
+// chatUsage writes a chat usage object.
+func chatUsage(w *jsonw, a *answer) {
+	w.Obj().
+		K("prompt_tokens").Int(int64(a.Usage.Input)).
+		K("completion_tokens").Int(int64(a.Usage.Output)).
+		K("total_tokens").Int(int64(a.Usage.Input + a.Usage.Output)).
+		K("prompt_tokens_details").Obj().K("cached_tokens").Int(0).K("audio_tokens").Int(0).End().
+		K("completion_tokens_details").Obj().
+		K("reasoning_tokens").Int(int64(a.Usage.Reasoning)).
+		K("audio_tokens").Int(0).
+		K("accepted_prediction_tokens").Int(0).
+		K("rejected_prediction_tokens").Int(0).End().
+		End()
+}
+
+// writeChat writes an OpenAI Chat Completions answer: a chat.completion
+// object indented by two spaces with a final newline, or a stream of
+// chat.completion.chunk events ending in "data: [DONE]".
+func writeChat(a *answer, o WriteOptions) Written {
+	if o.Stream {
+		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: chatStream(a, o)}
+	}
+	w := &jsonw{}
+	w.Obj().
+		K("id").Str(a.ID).
+		K("object").Str("chat.completion").
+		K("created").Int(a.created()).
+		K("model").Str(a.Model).
+		K("choices").Arr().Obj().
+		K("index").Int(0).
+		K("message").Obj().K("role").Str("assistant")
+	if a.Text == "" && len(a.calls) > 0 {
+		w.K("content").Null()
+	} else {
+		w.K("content").Str(a.Text)
+	}
+	if a.Reasoning != "" {
+		w.K("reasoning_content").Str(a.Reasoning)
+	}
+	if len(a.calls) > 0 {
+		w.K("tool_calls").Arr()
+		for _, c := range a.calls {
+			w.Obj().K("id").Str(c.id).K("type").Str("function").
+				K("function").Obj().K("name").Str(c.name).K("arguments").Str(c.args).End().
+				End()
+		}
+		w.End()
+	}
+	w.K("refusal").Null().K("annotations").Raw(emptyArrayJSON).End()
+	w.K("logprobs").Null().K("finish_reason").Str(chatFinish(a.Finish)).End().End()
+	w.K("usage")
+	chatUsage(w, a)
+	w.K("service_tier").Str("default").K("system_fingerprint").Str(fingerprint(a.Model)).End()
+	body := append(indented(w.Bytes(), "  "), '\n')
+	return Written{Status: http.StatusOK, Header: openAIHeader(openAIJSON, a.ID), Body: body}
+}
+
+// chatStream writes the chunks of a chat stream as gpt-4o-mini sends them:
+// the role chunk (content "" before text, null before a tool call, whose
+// id, name and empty arguments it then carries), reasoning_content and
+// content pieces, per call a chunk with its index, id and name and then
+// its argument fragments, the finish chunk with an empty delta, the usage
+// chunk when asked for, and "data: [DONE]".
+func chatStream(a *answer, o WriteOptions) []Event {
+	var evs []Event
+	emit := func(delta func(w *jsonw), finish string, usage bool) {
+		w := &jsonw{}
+		w.Obj().
+			K("id").Str(a.ID).
+			K("object").Str("chat.completion.chunk").
+			K("created").Int(a.created()).
+			K("model").Str(a.Model).
+			K("service_tier").Str("default").
+			K("system_fingerprint").Str(fingerprint(a.Model)).
+			K("choices").Arr()
+		if !usage {
+			w.Obj().K("index").Int(0).K("delta").Obj()
+			delta(w)
+			w.End().K("logprobs").Null().K("finish_reason").StrOrNull(finish).End()
+		}
+		w.End()
+		if o.IncludeUsage {
+			w.K("usage")
+			if usage {
+				chatUsage(w, a)
+			} else {
+				w.Null()
+			}
+		}
+		if o.Obfuscation {
+			w.K("obfuscation").Str(a.rnd.alnum(a.rnd.between(3, 15)))
+		}
+		evs = append(evs, sseData(w.End().Bytes()))
+	}
+	callHeader := func(w *jsonw, i int) {
+		c := a.calls[i]
+		w.K("tool_calls").Arr().Obj().
+			K("index").Int(int64(i)).K("id").Str(c.id).K("type").Str("function").
+			K("function").Obj().K("name").Str(c.name).K("arguments").Str("").End().
+			End().End()
+	}
+	merged := a.Text == "" && a.Reasoning == "" && len(a.calls) > 0
+	emit(func(w *jsonw) {
+		w.K("role").Str("assistant")
+		if merged {
+			w.K("content").Null()
+			callHeader(w, 0)
+		} else {
+			w.K("content").Str("")
+		}
+		w.K("refusal").Null()
+	}, "", false)
+	for _, p := range a.thinkPieces {
+		emit(func(w *jsonw) { w.K("reasoning_content").Str(p) }, "", false)
+	}
+	for _, p := range a.textPieces {
+		emit(func(w *jsonw) { w.K("content").Str(p) }, "", false)
+	}
+	for i, c := range a.calls {
+		if i > 0 || !merged {
+			emit(func(w *jsonw) { callHeader(w, i) }, "", false)
+		}
+		for _, frag := range tokens(c.args) {
+			emit(func(w *jsonw) {
+				w.K("tool_calls").Arr().Obj().K("index").Int(int64(i)).
+					K("function").Obj().K("arguments").Str(frag).End().End().End()
+			}, "", false)
+		}
+	}
+	emit(func(*jsonw) {}, chatFinish(a.Finish), false)
+	if o.IncludeUsage {
+		emit(nil, "", true)
+	}
+	return append(evs, Event{Raw: []byte("data: [DONE]\n\n"), Data: []byte("[DONE]")})
+}
+
+// sseData frames a data-only SSE event as OpenAI chat does.
+func sseData(doc []byte) Event {
+	raw := make([]byte, 0, len(doc)+8)
+	raw = append(raw, "data: "...)
+	raw = append(raw, doc...)
+	raw = append(raw, "\n\n"...)
+	return Event{Raw: raw, Data: raw[6 : 6+len(doc) : 6+len(doc)]}
+}
+
+// sseNamed frames an SSE event with its name (Responses, Anthropic).
+func sseNamed(name string, doc []byte) Event {
+	raw := make([]byte, 0, len(name)+len(doc)+16)
+	raw = append(raw, "event: "...)
+	raw = append(raw, name...)
+	raw = append(raw, "\ndata: "...)
+	start := len(raw)
+	raw = append(raw, doc...)
+	raw = append(raw, "\n\n"...)
+	return Event{Raw: raw, Name: name, Data: raw[start : start+len(doc) : start+len(doc)]}
+}
+
+// writeEmbeddings writes an OpenAI embeddings list holding the answer's
+// vector, indented by two spaces with a final newline as OpenAI sends it;
+// usage counts the input tokens.
+func writeEmbeddings(a Answer, o WriteOptions) (Written, error) {
+	if a.Usage.Input < 0 {
+		return Written{}, fmt.Errorf("write %s answer: %w: usage %d input tokens", KindEmbeddings, ErrInvalidAnswer, a.Usage.Input)
+	}
+	w := &jsonw{}
+	w.Obj().K("object").Str("list").
+		K("data").Arr().Obj().
+		K("object").Str("embedding").
+		K("index").Int(0).
+		K("embedding")
+	if o.Base64 {
+		raw := make([]byte, 0, 4*len(a.Embedding))
+		for i, v := range a.Embedding {
+			f := float32(v)
+			if math.IsNaN(v) || math.IsInf(float64(f), 0) {
+				return Written{}, fmt.Errorf("write %s answer: %w: embedding[%d] = %v", KindEmbeddings, ErrInvalidAnswer, i, v)
+			}
+			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(f))
+		}
+		w.Str(base64.StdEncoding.EncodeToString(raw))
+	} else {
+		w.Arr()
+		for i, v := range a.Embedding {
+			num, err := json.Marshal(v)
+			if err != nil {
+				return Written{}, fmt.Errorf("write %s answer: %w: embedding[%d] = %v", KindEmbeddings, ErrInvalidAnswer, i, v)
+			}
+			w.Raw(num)
+		}
+		w.End()
+	}
+	w.End().End().
+		K("model").Str(a.Model).
+		K("usage").Obj().
+		K("prompt_tokens").Int(int64(a.Usage.Input)).
+		K("total_tokens").Int(int64(a.Usage.Input)).
+		End().End()
+	body := append(indented(w.Bytes(), "  "), '\n')
+	return Written{Status: http.StatusOK, Header: openAIHeader(openAIJSON, a.ID), Body: body}, nil
+}
