@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -56,41 +58,44 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 // apiTape is the cassette an API request is about: the server's, or, with
 // a CassetteDir, the one named by the X-Llmproxy-Cassette header or the
 // "cassette" query parameter. The API never creates a cassette: one that
-// does not exist is a 404.
-func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (*tape, bool) {
+// does not exist is a 404. Reads never write: a cassette no proxied request
+// opened is opened read-only for the request and closed by done (see
+// tapeSet.peek).
+func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (t *tape, done func(), ok bool) {
 	if s.cfg.Cassette != nil {
 		t, err := s.tapes.mainTape()
 		if err != nil {
 			apiError(w, http.StatusServiceUnavailable, "cassette_error", err.Error())
-			return nil, false
+			return nil, nil, false
 		}
-		return t, true
+		return t, func() {}, true
 	}
 	name := r.Header.Get(CassetteHeader)
 	if name == "" {
 		name = r.URL.Query().Get("cassette")
 	}
-	t, err := s.tapes.get(r.Context(), name, false)
+	t, done, err := s.tapes.peek(r.Context(), name)
 	switch {
 	case errors.Is(err, errNoCassette):
 		apiError(w, http.StatusNotFound, "not_found", err.Error())
-		return nil, false
+		return nil, nil, false
 	case errors.Is(err, ErrBadCassetteName):
 		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error()+" (or the query parameter cassette)")
-		return nil, false
+		return nil, nil, false
 	case err != nil:
 		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
-		return nil, false
+		return nil, nil, false
 	}
-	return t, true
+	return t, done, true
 }
 
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context()) != nil {
+	t, done, ok := s.apiTape(w, r)
+	if !ok {
 		return
 	}
-	t, ok := s.apiTape(w, r)
-	if !ok {
+	defer done()
+	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
 	out := []cassette.Summary{}
@@ -109,11 +114,12 @@ func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context()) != nil {
+	t, done, ok := s.apiTape(w, r)
+	if !ok {
 		return
 	}
-	t, ok := s.apiTape(w, r)
-	if !ok {
+	defer done()
+	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
 	out, err := s.unused(t)
@@ -154,52 +160,101 @@ func (s *Server) AllUnused() (map[string][]cassette.Summary, error) {
 }
 
 func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
-	want := r.URL.Query().Get("cassette")
+	q := r.URL.Query()
+	want := q.Get("cassette")
 	if want == "" {
 		want = r.Header.Get(CassetteHeader)
 	}
-	out, dropped, err := s.logEntries(r.Context(), want)
+	if want != "" && s.cfg.CassetteDir != "" && CheckCassetteName(want) == nil {
+		// A name under CassetteDir that names no cassette is a 404, as for
+		// the other readers; a path is a filter on the entries.
+		if err := s.tapes.exists(want); errors.Is(err, ErrBadCassetteName) {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
+			return
+		} else if err != nil {
+			apiError(w, http.StatusNotFound, "not_found", err.Error())
+			return
+		}
+	}
+	var pg logPage
+	var err error
+	if v := q.Get("after"); v != "" {
+		if pg.after, err = strconv.ParseUint(v, 10, 64); err != nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter after="+v+" is not an entry's seq")
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if pg.limit, err = strconv.Atoi(v); err != nil || pg.limit < 1 {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter limit="+v+" is not a positive number")
+			return
+		}
+	}
+	out, dropped, err := s.logEntries(r.Context(), want, pg)
 	if err != nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "dropped": dropped})
+	next := pg.after
+	for _, e := range out {
+		next = max(next, e.Seq)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "dropped": dropped, "next": next})
+}
+
+// logPage selects entries by Seq: those after after, at most limit (0 for
+// no limit) of them.
+type logPage struct {
+	after uint64
+	limit int
 }
 
 // Log returns what this process served, oldest first (at most
 // Config.LogLimit entries), as GET /_llmproxy/log shows it. A request whose
 // client already holds its whole answer is in it.
 func (s *Server) Log(ctx context.Context) ([]LogEntry, error) {
-	out, _, err := s.logEntries(ctx, "")
+	out, _, err := s.logEntries(ctx, "", logPage{})
 	return out, err
 }
 
-// logEntries lists the journal, only the entries of cassette want if it is not
-// empty (a file path, or a name under CassetteDir), with the tool calls of
-// each served interaction.
-func (s *Server) logEntries(ctx context.Context, want string) ([]LogEntry, int, error) {
-	if err := s.journal.settle(ctx); err != nil {
+// logEntries lists a page of the journal, only the entries of cassette want
+// if it is not empty (a file path, or a name under CassetteDir), with the
+// tool calls of each served interaction, summarised once and kept.
+func (s *Server) logEntries(ctx context.Context, want string, pg logPage) ([]LogEntry, int, error) {
+	var only func(*tape) bool
+	if want != "" {
+		only = func(t *tape) bool {
+			return t.name == want || t.name == filepath.Join(s.cfg.CassetteDir, want+".cassette")
+		}
+	}
+	if err := s.journal.settle(ctx, only); err != nil {
 		return nil, 0, err
 	}
 	entries, dropped := s.journal.snapshot()
-	// Entries are added as requests end; the log is in the order they
-	// arrived.
-	slices.SortStableFunc(entries, func(a, b LogEntry) int { return a.Time.Compare(b.Time) })
 	out := []LogEntry{}
 	for _, e := range entries {
-		if want != "" && e.Cassette != want && e.name != want {
+		if e.Seq <= pg.after || (want != "" && e.Cassette != want && e.name != want) {
 			continue
 		}
-		e.complete()
+		if pg.limit > 0 && len(out) == pg.limit {
+			break
+		}
+		if !e.summarized && e.complete() {
+			s.journal.keep(e) // built once, kept
+		}
 		out = append(out, e)
 	}
+	// Entries are added as requests end; the log is in the order they
+	// arrived.
+	slices.SortStableFunc(out, func(a, b LogEntry) int { return a.Time.Compare(b.Time) })
 	return out, dropped, nil
 }
 
 func (s *Server) handleFixture(w http.ResponseWriter, r *http.Request) {
-	t, ok := s.apiTape(w, r)
+	t, done, ok := s.apiTape(w, r)
 	if !ok {
 		return
 	}
+	defer done()
 	id := mux.Vars(r)["call_id"]
 	fx, err := t.c.Fixture(id)
 	if err != nil {

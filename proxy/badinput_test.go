@@ -100,7 +100,7 @@ func sendBad(t *testing.T, base string, br badRequest) (int, []byte) {
 		method = http.MethodPost
 	}
 	var head strings.Builder
-	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\nHost: llm.test\r\nConnection: close\r\n", method, br.path)
+	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n", method, br.path)
 	switch br.contentType {
 	case "":
 		head.WriteString("Content-Type: application/json\r\n")

@@ -40,16 +40,23 @@ func (x *exchange) logArgs(more ...any) []any {
 // key, and records, replays or does either as the mode says.
 func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if escapesReserved(r.URL.EscapedPath()) {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: the path "+r.URL.EscapedPath()+
+			" is the reserved prefix /_llmproxy/ escaped; /_llmproxy/ is the proxy's own API, never forwarded, and is answered only unescaped")
+		return
+	}
 	rt := s.route(r)
 	kind := wire.Detect(r.Method, rt.path)
 	var t *tape
+	releaseTape := func() {}
 	if s.mock == nil {
 		var err error
-		if t, err = s.tapes.forRequest(r); err != nil {
+		if t, releaseTape, err = s.tapes.forRequest(r); err != nil {
 			s.failTape(w, r, kind, err)
 			return
 		}
 	}
+	defer releaseTape()
 	body, release, err := s.readBody(w, r)
 	defer release()
 	if err != nil {

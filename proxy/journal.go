@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +17,9 @@ import (
 // shows it: when, on which cassette, what was asked, what answered it (an
 // interaction id, or why nothing did), and the tool traffic it carried.
 type LogEntry struct {
+	// Seq numbers the entries in the order they were logged, from 1; the
+	// log pages after one (GET /_llmproxy/log?after=SEQ&limit=N).
+	Seq      uint64    `json:"seq"`
 	Time     time.Time `json:"time"`
 	Cassette string    `json:"cassette"`
 	Method   string    `json:"method"`
@@ -58,7 +64,15 @@ type LogEntry struct {
 
 	tape *tape  // where Interaction lives, for its tool calls
 	name string // the X-Llmproxy-Cassette name, with a CassetteDir
+	// summarized is set once the summary of Interaction is filled in; it
+	// is built once, when the log is first read, and kept.
+	summarized bool
 }
+
+// maxLoggedResult bounds the bytes of one tool result's content kept in
+// the journal; a longer one is kept as a JSON string of its first bytes
+// and a marker saying how long it was.
+const maxLoggedResult = 4 << 10
 
 // journal keeps the last entries handled by this process. Once full it is
 // a ring, so that adding an entry costs the same at any fill.
@@ -68,47 +82,83 @@ type journal struct {
 	entries []LogEntry // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
+	seq     uint64        // the Seq of the last entry added
 	changed chan struct{} // closed and replaced by add
 
 	// A client can hold its whole answer a moment before the proxy has
 	// released the interaction and logged the request, and a test that asks
 	// the API right after its call must still see both. So a request
-	// brackets that moment with begin and the function it returns, and the
-	// API's readers settle first: they wait for every bracket open when they
-	// arrive.
+	// brackets that moment (see begin), and the API's readers settle first:
+	// they wait for the brackets of responses that have ended, never for a
+	// response still under way.
 	bracketSeq uint64
-	brackets   map[uint64]chan struct{}
+	brackets   map[uint64]*bracket
 }
 
-// begin opens a bracket; the returned function closes it.
-func (j *journal) begin() func() {
+// A bracket spans the moment between a response's end reaching the client
+// and its request being in the journal.
+type bracket struct {
+	j    *journal
+	n    uint64
+	tape *tape
+	done chan struct{}
+	// ended is set (under j.mu) once the client may hold the whole
+	// response; until then readers do not wait for the bracket.
+	ended bool
+	// behind, if set, reports whether the recording still waits for an
+	// earlier one on its cassette to be written: readers do not wait for it
+	// either, and answer from what is written.
+	behind func() bool
+}
+
+// begin opens a bracket for a request on tape t; ended says whether its
+// response has already reached the client whole.
+func (j *journal) begin(t *tape, ended bool) *bracket {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.brackets == nil {
-		j.brackets = map[uint64]chan struct{}{}
+		j.brackets = map[uint64]*bracket{}
 	}
-	n, ch := j.bracketSeq, make(chan struct{})
+	b := &bracket{j: j, n: j.bracketSeq, tape: t, done: make(chan struct{}), ended: ended}
 	j.bracketSeq++
-	j.brackets[n] = ch
-	return func() {
-		j.mu.Lock()
-		delete(j.brackets, n)
-		j.mu.Unlock()
-		close(ch)
-	}
+	j.brackets[b.n] = b
+	return b
 }
 
-// settle waits until every bracket open now is closed, or ctx ends.
-func (j *journal) settle(ctx context.Context) error {
+// end marks the bracket's response as delivered (or about to be) whole.
+func (b *bracket) end() {
+	b.j.mu.Lock()
+	b.ended = true
+	b.j.mu.Unlock()
+}
+
+// close closes the bracket: its request is in the journal.
+func (b *bracket) close() {
+	b.j.mu.Lock()
+	delete(b.j.brackets, b.n)
+	b.j.mu.Unlock()
+	close(b.done)
+}
+
+// settle waits until every bracket of an ended response open now is
+// closed, or ctx ends. With want set, only the brackets of tapes for which
+// want returns true count. Responses under way, and recordings waiting to
+// be written behind one, are not waited for.
+func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
 	j.mu.Lock()
-	waits := make([]chan struct{}, 0, len(j.brackets))
-	for _, ch := range j.brackets {
-		waits = append(waits, ch)
+	waits := make([]*bracket, 0, len(j.brackets))
+	for _, b := range j.brackets {
+		if b.ended && (want == nil || want(b.tape)) {
+			waits = append(waits, b)
+		}
 	}
 	j.mu.Unlock()
-	for _, ch := range waits {
+	for _, b := range waits {
+		if b.behind != nil && b.behind() {
+			continue
+		}
 		select {
-		case <-ch:
+		case <-b.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -119,6 +169,8 @@ func (j *journal) settle(ctx context.Context) error {
 func (j *journal) add(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.seq++
+	e.Seq = j.seq
 	if j.changed != nil {
 		close(j.changed)
 		j.changed = nil
@@ -139,6 +191,25 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 	out := make([]LogEntry, 0, len(j.entries))
 	out = append(out, j.entries[j.next:]...)
 	return append(out, j.entries[:j.next]...), j.dropped
+}
+
+// keep stores the summary built for the entry numbered seq, if the
+// journal still holds it.
+func (j *journal) keep(e LogEntry) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	n := len(j.entries)
+	if n == 0 {
+		return
+	}
+	oldest := j.entries[j.next%n].Seq
+	if e.Seq < oldest || e.Seq > j.seq {
+		return
+	}
+	at := (j.next + int(e.Seq-oldest)) % n
+	if j.entries[at].Seq == e.Seq {
+		j.entries[at] = e
+	}
 }
 
 // entry is the log entry of an exchange that ends now. The request body is
@@ -168,5 +239,11 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 	if req, err := wire.ParseRequest(kind, path, body); err == nil {
 		e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
 		e.ToolResults = cassette.ToolResults(req.ToolResults)
+		for k, r := range e.ToolResults {
+			if len(r.Content) > maxLoggedResult {
+				mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", r.Content[:maxLoggedResult], len(r.Content))
+				e.ToolResults[k].Content, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
+			}
+		}
 	}
 }

@@ -29,6 +29,29 @@ func TestJournalKeepsTheLastEntriesInOrder(t *testing.T) {
 	}
 }
 
+// A summary built once is kept in the ring, after it wrapped too, and the
+// entries are numbered in the order they were added.
+func TestJournalKeepsBuiltSummaries(t *testing.T) {
+	j := journal{limit: 3}
+	for k := 1; k <= 5; k++ {
+		j.add(LogEntry{Status: k})
+	}
+	got, _ := j.snapshot()
+	for i, e := range got {
+		if e.Seq != uint64(3+i) {
+			t.Fatalf("entry %d has seq %d, want %d", i, e.Seq, 3+i)
+		}
+	}
+	e := got[1]
+	e.Model, e.summarized = "kept", true
+	j.keep(e)
+	j.keep(LogEntry{Seq: 1, Model: "gone"}) // dropped: ignored
+	got, _ = j.snapshot()
+	if got[1].Model != "kept" || !got[1].summarized || got[0].Model != "" || got[2].Model != "" {
+		t.Errorf("after keep: %+v", got)
+	}
+}
+
 // since numbers entries from 1 in the order added, whatever the journal
 // dropped, and keeps the newest limit of those after the cursor.
 func TestJournalSince(t *testing.T) {

@@ -272,7 +272,7 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	}()
 	if !written.Streamed() {
 		h.Set("Content-Length", strconv.Itoa(len(written.Body)))
-		settled = s.journal.begin()
+		settled = s.journal.begin(nil, true).close
 		w.WriteHeader(written.Status)
 		_, err := w.Write(written.Body)
 		if err == nil {
@@ -286,7 +286,7 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	if cut {
 		events = events[:p.CutAfter]
 	}
-	if !s.stream(ctx, w, written.Status, events, scripted, p.Stream.Interval, func() { settled = s.journal.begin() }) {
+	if !s.stream(ctx, w, written.Status, events, scripted, p.Stream.Interval, func() { settled = s.journal.begin(nil, true).close }) {
 		s.mockDone(x, p, written.Status, false)
 		return
 	}
@@ -402,7 +402,7 @@ func (m *mockState) graphs() []view.Graph {
 }
 
 func (s *Server) handleMockUnused(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context()) != nil {
+	if s.journal.settle(r.Context(), nil) != nil {
 		return
 	}
 	type unused struct {
@@ -426,7 +426,7 @@ func (s *Server) handleMockInteractions(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) handleMockFixture(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context()) != nil {
+	if s.journal.settle(r.Context(), nil) != nil {
 		return
 	}
 	id := mux.Vars(r)["call_id"]

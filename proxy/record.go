@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -18,11 +19,45 @@ import (
 // order the requests arrived (see writeBehind.arrive).
 func (s *Server) record(w http.ResponseWriter, x *exchange) {
 	// The journal's readers wait for the interaction to be written (or
-	// dropped), which may be after this handler returns.
-	sl := x.tape.writer.arrive(s.journal.begin())
+	// dropped), which may be after this handler returns, once the client
+	// may hold the whole response.
+	b := s.journal.begin(x.tape, false)
+	sl := x.tape.writer.arrive(b.close)
+	b.behind = sl.behind
 	defer sl.abandon()
-	s.forward(w, x, sl)
+	s.forward(&endWriter{ResponseWriter: w, at: b.end}, x, sl)
+	b.end() // a chunked response ends for the client when the handler returns
 }
+
+// endWriter calls at before the write that completes a response whose
+// Content-Length is known, so that the journal's readers wait for its
+// recording from the moment the client can hold it whole.
+type endWriter struct {
+	http.ResponseWriter
+	at      func()
+	left    int64
+	started bool
+}
+
+func (e *endWriter) Write(p []byte) (int, error) {
+	if !e.started {
+		e.started = true
+		e.left = -1
+		if n, err := strconv.ParseInt(e.Header().Get("Content-Length"), 10, 64); err == nil {
+			e.left = n
+		}
+	}
+	if e.left >= 0 {
+		if int64(len(p)) >= e.left {
+			e.at()
+		}
+		e.left -= int64(len(p))
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (e *endWriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // forward does the upstream exchange in four steps, under a watch that ends
 // it when the upstream falls silent or the client has long gone: send the

@@ -44,10 +44,10 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, id uint64, repeat bool
 		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 		return
 	}
-	var settled func()
-	delivered := s.serve(w, x, i, func() { settled = s.journal.begin() })
+	var settled *bracket
+	delivered := s.serve(w, x, i, func() { settled = s.journal.begin(x.tape, true) })
 	if settled != nil {
-		defer settled()
+		defer settled.close()
 	}
 	if !repeat {
 		x.tape.plays.release(id, delivered)

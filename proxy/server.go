@@ -37,6 +37,9 @@ type Config struct {
 	// X-Llmproxy-Cassette: NAME picks DIR/NAME.cassette, opened on first use
 	// and shared by every request that names it.
 	CassetteDir string
+	// MaxOpenCassettes bounds the cassettes of CassetteDir kept open; zero
+	// means DefaultMaxOpenCassettes.
+	MaxOpenCassettes int
 	// Upstreams are the named upstreams; nil means DefaultUpstreams.
 	Upstreams map[string]*url.URL
 	// Default receives unprefixed paths; nil means Upstreams["openai"].
@@ -78,6 +81,10 @@ type Config struct {
 	// Transport sends upstream requests; nil means a clone of
 	// http.DefaultTransport without environment proxies.
 	Transport http.RoundTripper
+	// AllowOrigins lists the browser origins (scheme://host[:port], or "*"
+	// for any) allowed beside the loopback ones; a request with any other
+	// Origin header is refused with 403 on every route.
+	AllowOrigins []string
 	// AdminToken, when set, is required on every /_llmproxy/ request:
 	// Authorization: Bearer TOKEN, or the cookie the web view's login form
 	// sets.
@@ -110,7 +117,7 @@ type Server struct {
 	redactor  *cassette.Redactor
 	transport http.RoundTripper
 	log       *slog.Logger
-	router    *mux.Router
+	handler   http.Handler // the routes behind browserGuard
 	journal   journal
 	tapes     *tapeSet
 	mock      *mockState // ModeMock only
@@ -144,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	if s.ui, err = s.newUI(); err != nil {
 		return nil, err
 	}
-	s.router = s.routes()
+	s.handler = s.browserGuard(s.routes())
 	return s, nil
 }
 
@@ -257,7 +264,7 @@ func NewMatcher(rules match.Rules, r *cassette.Redactor) (*match.Matcher, error)
 func (s *Server) Mode() Mode { return s.cfg.Mode }
 
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Close writes every recorded interaction whose response has ended (they
 // are written behind the responses, see writeBehind), then closes the
@@ -291,4 +298,25 @@ func (s *Server) routes() *mux.Router {
 	r.Path("/_llmproxy").Handler(s.adminAuth(http.HandlerFunc(s.handleAPINotFound)))
 	r.PathPrefix("/").HandlerFunc(s.handleProxy)
 	return r
+}
+
+// reservedPrefix is the path of the proxy's own API, never forwarded.
+const reservedPrefix = "/_llmproxy"
+
+// escapesReserved reports whether an escaped request path spells the
+// reserved prefix only once unescaped (once or more, as %5f, %2F or
+// %255f): such a path is neither forwarded nor taken for the API.
+func escapesReserved(escaped string) bool {
+	p := escaped
+	for range 4 {
+		u, err := url.PathUnescape(p)
+		if err != nil || u == p {
+			break
+		}
+		p = u
+		if p == reservedPrefix || strings.HasPrefix(p, reservedPrefix+"/") {
+			return true
+		}
+	}
+	return false
 }

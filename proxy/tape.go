@@ -20,6 +20,11 @@ type tape struct {
 	opened  chan struct{}
 	openErr error
 
+	// users counts the requests using the tape and used orders the tapes
+	// by last use (both under tapeSet.mu).
+	users int
+	used  uint64
+
 	c      *cassette.Cassette
 	index  *index
 	writer *writeBehind

@@ -35,13 +35,22 @@ type tapeSet struct {
 
 	mu    sync.Mutex
 	tapes map[string]*tape // by name under dir, or "" for main
+	// At most max cassettes of dir stay open: past it, the least recently
+	// used one that no request is using is closed (its writer lock
+	// released), and reopened on demand; kept holds its replay state.
+	max   int
+	clock uint64
+	kept  map[string]*plays
 }
 
 func newTapeSet(cfg Config, m *match.Matcher) (*tapeSet, error) {
 	ts := &tapeSet{
 		main: cfg.Cassette, dir: cfg.CassetteDir, matcher: m, tapes: map[string]*tape{},
 		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, Version: cfg.Version, Overwrite: cfg.Overwrite && cfg.Mode == ModeRecord},
-		create: cfg.Mode != ModeReplay,
+		create: cfg.Mode != ModeReplay, max: cfg.MaxOpenCassettes, kept: map[string]*plays{},
+	}
+	if ts.max <= 0 {
+		ts.max = DefaultMaxOpenCassettes
 	}
 	if cfg.Cassette != nil {
 		t := newTape(cfg.Cassette.Path())
@@ -54,12 +63,18 @@ func newTapeSet(cfg Config, m *match.Matcher) (*tapeSet, error) {
 	return ts, nil
 }
 
+// DefaultMaxOpenCassettes is how many cassettes of a CassetteDir stay open
+// when Config.MaxOpenCassettes is zero.
+const DefaultMaxOpenCassettes = 64
+
 // forRequest returns the tape of a proxied request: Config.Cassette's, or
 // that of the cassette its X-Llmproxy-Cassette header names in CassetteDir,
-// opened (and in record and auto mode created) on first use.
-func (ts *tapeSet) forRequest(r *http.Request) (*tape, error) {
+// opened (and in record and auto mode created) on first use. The request
+// calls release once it is done with the tape.
+func (ts *tapeSet) forRequest(r *http.Request) (t *tape, release func(), err error) {
 	if ts.main != nil {
-		return ts.mainTape()
+		t, err := ts.mainTape()
+		return t, func() {}, err
 	}
 	return ts.get(r.Context(), r.Header.Get(CassetteHeader), true)
 }
@@ -78,38 +93,137 @@ func (ts *tapeSet) mainTape() (*tape, error) {
 // opened once and shared by every request that names it; opening one does
 // not hold up requests for the others. A failed open is not remembered, so
 // a later request tries again. Without create, a cassette that does not
-// exist is an error, in every mode.
-func (ts *tapeSet) get(ctx context.Context, name string, create bool) (*tape, error) {
+// exist is an error, in every mode. The tape stays open until release.
+func (ts *tapeSet) get(ctx context.Context, name string, create bool) (_ *tape, release func(), _ error) {
 	if err := CheckCassetteName(name); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	path := filepath.Join(ts.dir, name+".cassette")
 	ts.mu.Lock()
 	t, ok := ts.tapes[name]
 	if !ok {
+		if err := notSymlink(path, name); err != nil {
+			ts.mu.Unlock()
+			return nil, nil, err
+		}
 		if _, err := os.Stat(path); err != nil && (!create || !ts.create) {
 			ts.mu.Unlock()
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+				return nil, nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
 			}
-			return nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
+			return nil, nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
 		}
 		t = newTape(path)
 		ts.tapes[name] = t
+		ts.use(t)
 		ts.mu.Unlock()
 		ts.fill(name, t)
 	} else {
+		ts.use(t)
 		ts.mu.Unlock()
 	}
+	release = func() { ts.release(t) }
 	select {
 	case <-t.opened:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		release()
+		return nil, nil, ctx.Err()
 	}
 	if t.openErr != nil {
-		return nil, t.openErr
+		release()
+		return nil, nil, t.openErr
 	}
-	return t, nil
+	return t, release, nil
+}
+
+// use marks a tape in use by one more request, and most recently used.
+// ts.mu is held.
+func (ts *tapeSet) use(t *tape) {
+	ts.clock++
+	t.users, t.used = t.users+1, ts.clock
+}
+
+// release ends a request's use of a tape, then closes the least recently
+// used tapes no request is using while more than max are open.
+func (ts *tapeSet) release(t *tape) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	t.users--
+	for len(ts.tapes) > ts.max {
+		var lru *tape
+		var name string
+		for n, o := range ts.tapes {
+			if n != "" && o.users == 0 && o.ready() && (lru == nil || o.used < lru.used) {
+				lru, name = o, n
+			}
+		}
+		if lru == nil {
+			return
+		}
+		// Closed under the lock, so that a request reopening it finds the
+		// file's lock released; no request is using it, so its writer
+		// only stores what is ready.
+		delete(ts.tapes, name)
+		ts.kept[name] = lru.plays
+		_ = lru.close()
+	}
+}
+
+// peek returns the tape of a cassette in CassetteDir for a reader, without
+// ever writing: the tape a proxied request opened, or else a tape of the
+// cassette opened read-only (no index, no writer, nothing consumed), which
+// done closes. The set keeps no tape for a reader, so a later proxied
+// request opens the cassette as its mode says.
+func (ts *tapeSet) peek(ctx context.Context, name string) (t *tape, done func(), err error) {
+	if err := CheckCassetteName(name); err != nil {
+		return nil, nil, err
+	}
+	path := filepath.Join(ts.dir, name+".cassette")
+	ts.mu.Lock()
+	_, ok := ts.tapes[name]
+	ts.mu.Unlock()
+	if ok {
+		if t, done, err = ts.get(ctx, name, false); err == nil {
+			return t, done, nil
+		}
+		if ctx.Err() != nil {
+			return nil, nil, err
+		}
+		// Its open failed: read the file as if no request had opened it.
+	}
+	if err := notSymlink(path, name); err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Lstat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+		}
+		return nil, nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
+	}
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true, LockTimeout: ts.opts.LockTimeout})
+	if err != nil {
+		return nil, nil, fmt.Errorf("llmproxy: cassette %q: %w", name, err)
+	}
+	t = newTape(path)
+	t.c, t.plays = c, newPlays()
+	close(t.opened)
+	return t, func() { c.Close() }, nil
+}
+
+// exists returns errNoCassette unless the cassette of a valid name is open
+// or its file exists.
+func (ts *tapeSet) exists(name string) error {
+	ts.mu.Lock()
+	_, ok := ts.tapes[name]
+	ts.mu.Unlock()
+	path := filepath.Join(ts.dir, name+".cassette")
+	if err := notSymlink(path, name); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(path); !ok && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("llmproxy: cassette %s (%s: %s) does not exist: %w", path, CassetteHeader, name, errNoCassette)
+	}
+	return nil
 }
 
 // fill opens the cassette of a tape just put in the set. On failure, or
@@ -123,6 +237,10 @@ func (ts *tapeSet) fill(name string, t *tape) {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	if p := ts.kept[name]; p != nil && err == nil {
+		t.plays = p // what this process consumed before the tape was closed
+		delete(ts.kept, name)
+	}
 	if err == nil && ts.tapes[name] != t {
 		c.Close()
 		err = fmt.Errorf("cassette %s: the proxy is closed: %w", t.name, ErrConfig)
@@ -166,6 +284,17 @@ func (ts *tapeSet) close() error {
 	}
 	ts.tapes = map[string]*tape{}
 	return errors.Join(errs...)
+}
+
+// notSymlink refuses a cassette of CassetteDir whose file is a symlink,
+// dangling or not: a name must never lead to a file outside the directory,
+// nor create one there.
+func notSymlink(path, name string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("llmproxy: cassette %s (%s: %s) is a symlink; a cassette of --cassette-dir must be a regular file in it: %w",
+			path, CassetteHeader, name, ErrBadCassetteName)
+	}
+	return nil
 }
 
 // CheckCassetteName rejects a header-chosen cassette name that is empty,

@@ -49,14 +49,16 @@ func (s *Server) pageOf(x *exchange) string {
 
 // complete fills in what an entry of a served or recorded interaction
 // reads from it: the tool calls of its response and the request summary.
-func (e *LogEntry) complete() {
-	if e.Interaction == 0 || e.tape == nil || !e.tape.ready() {
-		return
+func (e *LogEntry) complete() bool {
+	if e.summarized || e.Interaction == 0 || e.tape == nil || !e.tape.ready() {
+		return false
 	}
 	if i, err := e.tape.c.Get(e.Interaction); err == nil {
 		e.ToolCalls = cassette.Summarize(i).ToolCalls
 		e.summarize(wire.Kind(i.Kind), i.Request.Path, i.Request.Body)
+		e.summarized = true
 	}
+	return e.summarized
 }
 
 // since returns the entries numbered after after, at most the newest limit,
@@ -95,22 +97,29 @@ func (j *journal) changes() <-chan struct{} {
 // a cassette.
 type uiSource struct{ s *Server }
 
-func (u uiSource) tape(ctx context.Context, name string) (*tape, error) {
+// tape returns the cassette the view reads and the function to call once
+// the read is done. A cassette no request opened is opened read-only for the
+// read (no reindex on disk, no writer lock), and an open one is held so the
+// set does not close it under the read.
+func (u uiSource) tape(ctx context.Context, name string) (*tape, func(), error) {
 	if u.s.cfg.Cassette != nil {
 		if name != "" {
-			return nil, fmt.Errorf("llmproxy: this proxy serves one cassette, %s; there is no cassette %q: %w",
+			return nil, nil, fmt.Errorf("llmproxy: this proxy serves one cassette, %s; there is no cassette %q: %w",
 				u.s.cfg.Cassette.Path(), name, view.ErrNotFound)
 		}
-		return u.s.tapes.mainTape()
+		t, err := u.s.tapes.mainTape()
+		return t, func() {}, err
 	}
-	t, err := u.s.tapes.get(ctx, name, false)
+	t, done, err := u.s.tapes.peek(ctx, name)
 	switch {
 	case errors.Is(err, errNoCassette):
-		return nil, fmt.Errorf("%w: %w", view.ErrNotFound, err)
+		return nil, nil, fmt.Errorf("%w: %w", view.ErrNotFound, err)
 	case errors.Is(err, ErrBadCassetteName):
-		return nil, fmt.Errorf("%w: %w", view.ErrBadName, err)
+		return nil, nil, fmt.Errorf("%w: %w", view.ErrBadName, err)
+	case err != nil:
+		return nil, nil, err
 	}
-	return t, err
+	return t, done, nil
 }
 
 // Cassettes lists the cassettes of CassetteDir (at most maxListed, in name
@@ -134,26 +143,29 @@ func (u uiSource) Cassettes(context.Context) ([]string, error) {
 }
 
 func (u uiSource) Last(ctx context.Context, name string) (uint64, error) {
-	t, err := u.tape(ctx, name)
+	t, done, err := u.tape(ctx, name)
 	if err != nil {
 		return 0, err
 	}
+	defer done()
 	return t.c.Last()
 }
 
 func (u uiSource) Walk(ctx context.Context, name string, from uint64, back bool, fn func(*cassette.Interaction) (bool, error)) error {
-	t, err := u.tape(ctx, name)
+	t, done, err := u.tape(ctx, name)
 	if err != nil {
 		return err
 	}
+	defer done()
 	return t.c.Walk(from, back, fn)
 }
 
 func (u uiSource) Interaction(ctx context.Context, name string, id uint64) (*cassette.Interaction, error) {
-	t, err := u.tape(ctx, name)
+	t, done, err := u.tape(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	i, err := t.c.Get(id)
 	if cassette.IsNotFound(err) {
 		return nil, fmt.Errorf("%w: %w", view.ErrNotFound, err)
@@ -162,10 +174,11 @@ func (u uiSource) Interaction(ctx context.Context, name string, id uint64) (*cas
 }
 
 func (u uiSource) Fixture(ctx context.Context, name, callID string) (json.RawMessage, error) {
-	t, err := u.tape(ctx, name)
+	t, done, err := u.tape(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	f, err := t.c.Fixture(callID)
 	if cassette.IsNotFound(err) {
 		return nil, fmt.Errorf("%w: %w", view.ErrNotFound, err)
@@ -184,7 +197,7 @@ func (u uiSource) Served(name string, id uint64) bool {
 }
 
 func (u uiSource) Log(ctx context.Context, after uint64, limit int) ([]view.LogEntry, error) {
-	if err := u.s.journal.settle(ctx); err != nil {
+	if err := u.s.journal.settle(ctx, nil); err != nil {
 		return nil, err
 	}
 	entries, seqs := u.s.journal.since(after, limit)

@@ -107,6 +107,26 @@ func (s *slot) commit(i *cassette.Interaction, key, shape string, written func(u
 	}
 }
 
+// behind reports whether the slot is ready but waits for an earlier slot
+// of its cassette that is not.
+func (s *slot) behind() bool {
+	w := s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !s.ready {
+		return false
+	}
+	for _, o := range w.order {
+		if o == s {
+			return false
+		}
+		if !o.ready {
+			return true
+		}
+	}
+	return false
+}
+
 // commitNow is commit for an interaction whose client is waiting for it to
 // be stored (Config.Sync): it is written as soon as its response completed,
 // before the slots of earlier requests still under way, so that a short

@@ -42,6 +42,8 @@ type serveConfig struct {
 	redactHeaders   listFlag
 	redactJSON      listFlag
 	adminToken      string
+	allowOrigins    listFlag
+	maxOpen         int
 	logFormat       string
 	quiet           bool // log warnings and errors only
 	lockTimeout     time.Duration
@@ -60,6 +62,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet(name, stderr)
 	fs.StringVar(&c.cassette, "cassette", "", "cassette `file`")
 	fs.StringVar(&c.cassetteDir, "cassette-dir", "", "`dir`ectory of cassettes chosen per request by the X-Llmproxy-Cassette header")
+	fs.IntVar(&c.maxOpen, "max-open-cassettes", proxy.DefaultMaxOpenCassettes, "with --cassette-dir, how many cassettes stay open (the least recently used is closed, and reopened on demand)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.Var(&c.upstreams, "upstream", "default upstream `URL`, or NAME=URL to add or override a named one (repeatable)")
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
@@ -69,6 +72,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
+	fs.Var(&c.allowOrigins, "allow-origin", "browser `origin` (scheme://host[:port], or *) allowed beside loopback ones (repeatable)")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
@@ -319,7 +323,8 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
 		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse, Sync: c.sync,
 		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
-		Overwrite: c.overwrite,
+		Overwrite:    c.overwrite,
+		AllowOrigins: c.allowOrigins, MaxOpenCassettes: c.maxOpen,
 	}
 	var err error
 	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {

@@ -1,0 +1,147 @@
+package proxy
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// corsMaxAge is how long, in seconds, a browser may keep a preflight answer.
+const corsMaxAge = "600"
+
+// browserGuard is the check every request passes before any route: a
+// browser request (one with an Origin header) whose origin is neither
+// loopback nor listed in Config.AllowOrigins is refused with 403, so a web
+// page cannot make the proxy record, replay or answer for it; and, without
+// an admin token, the API (and anything else under /_llmproxy/) answers
+// only a Host that is a loopback name or the listener's own address, so a
+// DNS-rebound page cannot read it. Allowed origins get CORS answers: the
+// proxy answers their preflights itself, and sets Access-Control-Allow-Origin
+// (over any the upstream or the recording sent), Vary: Origin and the
+// exposed headers on every response.
+func (s *Server) browserGuard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin, browser := r.Header.Get("Origin"), r.Header.Get("Origin") != ""
+		if browser && !s.allowedOrigin(origin) {
+			apiError(w, http.StatusForbidden, "forbidden", "llmproxy: Origin "+origin+
+				" is refused: only loopback origins (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) and those listed by --allow-origin may call the proxy")
+			return
+		}
+		if s.cfg.AdminToken == "" && isReserved(r.URL.Path) && !s.allowedHost(r) {
+			apiError(w, http.StatusForbidden, "forbidden", "llmproxy: Host "+r.Host+
+				" is refused: without --admin-token, /_llmproxy/ answers only a loopback Host (localhost, 127.0.0.1, [::1]) or the listener's own address")
+			return
+		}
+		if !browser {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			preflight(w, r, origin)
+			return
+		}
+		next.ServeHTTP(&corsWriter{ResponseWriter: w, origin: origin}, r)
+	})
+}
+
+// isReserved reports whether a decoded path is under the proxy's own prefix.
+func isReserved(path string) bool {
+	return path == reservedPrefix || strings.HasPrefix(path, reservedPrefix+"/")
+}
+
+// allowedOrigin reports whether a browser origin is loopback or listed.
+func (s *Server) allowedOrigin(origin string) bool {
+	o := strings.TrimSuffix(strings.ToLower(origin), "/")
+	if slices.Contains(s.cfg.AllowOrigins, "*") || slices.ContainsFunc(s.cfg.AllowOrigins, func(a string) bool {
+		return strings.TrimSuffix(strings.ToLower(a), "/") == o
+	}) {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || (u.Path != "" && u.Path != "/") {
+		return false
+	}
+	return isLoopbackName(u.Hostname())
+}
+
+// allowedHost reports whether a request's Host is a loopback name or the
+// address of the listener it came in on.
+func (s *Server) allowedHost(r *http.Request) bool {
+	if r.Host == "" {
+		return true // no browser sends this; nothing was rebound
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if isLoopbackName(host) {
+		return true
+	}
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if h, _, err := net.SplitHostPort(a.String()); err == nil && strings.EqualFold(strings.Trim(h, "[]"), host) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLoopbackName reports whether a host name or IP is loopback.
+func isLoopbackName(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// preflight answers a CORS preflight of an allowed origin, allowing the
+// method and the headers it asks for.
+func preflight(w http.ResponseWriter, r *http.Request, origin string) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Add("Vary", "Access-Control-Request-Method")
+	h.Add("Vary", "Access-Control-Request-Headers")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PUT, PATCH, DELETE, OPTIONS")
+	if asked := r.Header.Get("Access-Control-Request-Headers"); asked != "" {
+		h.Set("Access-Control-Allow-Headers", asked)
+	}
+	h.Set("Access-Control-Max-Age", corsMaxAge)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// corsWriter sets the CORS headers of an allowed origin on a response as
+// its header goes out, over any the upstream or the recording carries.
+type corsWriter struct {
+	http.ResponseWriter
+	origin string
+	done   bool
+}
+
+func (c *corsWriter) WriteHeader(status int) {
+	if !c.done {
+		c.done = true
+		h := c.Header()
+		h.Set("Access-Control-Allow-Origin", c.origin)
+		h.Del("Access-Control-Allow-Credentials")
+		if !slices.Contains(h.Values("Vary"), "Origin") {
+			h.Add("Vary", "Origin")
+		}
+		h.Set("Access-Control-Expose-Headers", MissHeader+", *")
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *corsWriter) Write(p []byte) (int, error) {
+	if !c.done {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (c *corsWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
