@@ -119,6 +119,17 @@ func TestMockAPI(t *testing.T) {
 	if u := m.p.UnusedSteps(); len(u) != 0 {
 		t.Errorf("UnusedSteps: %v", u)
 	}
+	// The API's Host guard applies in mock mode too.
+	req, _ := http.NewRequest(http.MethodGet, m.srv.URL+"/_llmproxy/health", nil)
+	req.Host = "rebind.example"
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Errorf("health for Host rebind.example: %v", err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("health for Host rebind.example: %s, want refused", resp.Status)
+		}
+	}
 	resp, err := http.Get(m.srv.URL + "/_llmproxy/ui/scenario")
 	if err != nil {
 		t.Fatal(err)
