@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -251,5 +252,23 @@ func TestCassetteDirMissingCassette(t *testing.T) {
 	}
 	if files := listFiles(t, dir); len(files) != 1 {
 		t.Errorf("files appeared: %q", files[1:])
+	}
+}
+
+// TestCassetteNameMessages: a missing header and a name spelled with its
+// file suffix get messages that say what to send, and still match
+// ErrBadCassetteName for callers that branch on it.
+func TestCassetteNameMessages(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"", "send the header X-Llmproxy-Cassette: NAME to pick the cassette DIR/NAME.cassette"},
+		{"chat.cassette", `cassette name "chat.cassette" ends in .cassette: give the name without it (X-Llmproxy-Cassette: chat picks DIR/chat.cassette)`},
+	} {
+		err := proxy.CheckCassetteName(tc.name)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.HasSuffix(err.Error(), "bad cassette name") {
+			t.Errorf("CheckCassetteName(%q) = %v; want a message containing %q, not ending in the sentinel's text", tc.name, err, tc.want)
+		}
+		if !errors.Is(err, proxy.ErrBadCassetteName) {
+			t.Errorf("CheckCassetteName(%q) = %v; want it to match ErrBadCassetteName", tc.name, err)
+		}
 	}
 }

@@ -302,7 +302,10 @@ func notSymlink(path, name string) error {
 func CheckCassetteName(name string) error {
 	switch {
 	case name == "":
-		return fmt.Errorf("llmproxy: header %s is required with --cassette-dir: %w", CassetteHeader, ErrBadCassetteName)
+		return &nameError{"llmproxy: this proxy serves --cassette-dir: send the header " + CassetteHeader + ": NAME to pick the cassette DIR/NAME.cassette"}
+	case strings.HasSuffix(name, ".cassette"):
+		return &nameError{fmt.Sprintf("llmproxy: cassette name %q ends in .cassette: give the name without it (%s: %s picks DIR/%s)",
+			name, CassetteHeader, strings.TrimSuffix(name, ".cassette"), name)}
 	case filepath.IsAbs(name), strings.HasPrefix(name, "/"), strings.HasPrefix(name, `\`):
 		return fmt.Errorf("llmproxy: cassette name %q is absolute: %w", name, ErrBadCassetteName)
 	case strings.Contains(name, ".."):
@@ -314,6 +317,13 @@ func CheckCassetteName(name string) error {
 	}
 	return nil
 }
+
+// nameError is a refused cassette name whose message says the whole
+// problem; errors.Is matches it to ErrBadCassetteName.
+type nameError struct{ msg string }
+
+func (e *nameError) Error() string        { return e.msg }
+func (e *nameError) Is(target error) bool { return target == ErrBadCassetteName }
 
 // failTape answers a proxied request whose cassette could not be had: a
 // bad name is a 400; a cassette that does not exist in replay is a miss,

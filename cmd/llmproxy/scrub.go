@@ -83,4 +83,8 @@ func printReport(w io.Writer, path string, r fixture.Report) {
 			fmt.Fprintf(w, "  %s\n", s)
 		}
 	}
+	if len(r.Unmatched) > 0 {
+		fmt.Fprintf(w, "tools called that are no preset: %s\n", strings.Join(r.Unmatched, ", "))
+		fmt.Fprintf(w, "  to substitute one, map it to a preset: --map %s=PRESET (llmproxy presets lists them)\n", r.Unmatched[0])
+	}
 }

@@ -524,6 +524,11 @@ func TestScrubMap(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "0 tool call(s) substituted, 0 left unchanged") {
 			t.Fatalf("scrub without --map: exit %d, %s%s; want nothing substituted", code, out, errs)
 		}
+		// With nothing substituted, the report names the tools it saw and
+		// how to map one.
+		if !strings.Contains(out, "tools called that are no preset: get_weather") || !strings.Contains(out, "--map get_weather=PRESET") {
+			t.Errorf("scrub without --map gives no hint:\n%s", out)
+		}
 		code, out, errs = runCLI(t, "scrub", "--cassette", path, "--map", "get_weather=weather")
 		if code != 0 {
 			t.Fatalf("scrub --map: exit %d: %s%s", code, out, errs)
