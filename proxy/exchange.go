@@ -60,24 +60,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	body, release, err := s.readBody(w, r)
 	defer release()
 	if err != nil {
-		var mbe *http.MaxBytesError
-		var ne net.Error
-		switch {
-		case errors.Is(err, errBodyBudget):
-			s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", rt.path, "max_body_total", s.cfg.MaxBodyTotal)
-			w.Header().Set("Retry-After", "1")
-			s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
-				fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
-		case errors.As(err, &mbe):
-			s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
-				fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
-		case errors.As(err, &ne) && ne.Timeout():
-			s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", rt.path, "read_timeout", s.cfg.ReadTimeout)
-			s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
-				fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
-		default:
-			s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
-		}
+		s.failBody(w, r, kind, rt, err)
 		return
 	}
 	if s.mock != nil {
@@ -107,6 +90,30 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.replay(w, x, false)
 	case ModeAuto:
 		s.replay(w, x, true)
+	}
+}
+
+// failBody answers a request whose body could not be read: over the
+// in-flight budget (503), over --max-body (413), too slow (408), or broken
+// (400).
+func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind, rt route, err error) {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.Is(err, errBodyBudget):
+		s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", rt.path, "max_body_total", s.cfg.MaxBodyTotal)
+		w.Header().Set("Retry-After", "1")
+		s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
+			fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
+	case errors.As(err, &mbe):
+		s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
+			fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
+	case errors.As(err, &ne) && ne.Timeout():
+		s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", rt.path, "read_timeout", s.cfg.ReadTimeout)
+		s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
+			fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
+	default:
+		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 	}
 }
 
