@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
@@ -54,18 +55,32 @@ func TestLogShowsToolTraffic(t *testing.T) {
 					t.Errorf("unused after the loop = %v, want none", got)
 				}
 
-				resp, err := http.Get(p.URL() + "/_llmproxy/log")
-				if err != nil {
-					t.Fatal(err)
+				// The log answers at once from what is written: a recording
+				// appears once its stream has ended upstream, which can be a
+				// moment after the client read its last event. So wait for
+				// the entries the loop made, within a bound.
+				want := 2
+				if mode == proxy.ModeReplay {
+					want = 3
 				}
-				raw, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
+				var raw []byte
 				var log struct {
 					Entries []proxy.LogEntry
 					Dropped int
 				}
-				if err := json.Unmarshal(raw, &log); err != nil {
-					t.Fatal(err)
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+					resp, err := http.Get(p.URL() + "/_llmproxy/log")
+					if err != nil {
+						t.Fatal(err)
+					}
+					raw, _ = io.ReadAll(resp.Body)
+					resp.Body.Close()
+					if err := json.Unmarshal(raw, &log); err != nil {
+						t.Fatal(err)
+					}
+					if len(log.Entries) >= want || time.Now().After(deadline) {
+						break
+					}
 				}
 				e := log.Entries
 				if mode == proxy.ModeReplay {
