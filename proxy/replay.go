@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -52,7 +53,9 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, id uint64, repeat bool
 	if !repeat {
 		x.tape.plays.release(id, delivered)
 	}
-	s.log.InfoContext(x.req.Context(), "replayed", x.logArgs("interaction", id, "status", i.Response.Status, "delivered", delivered)...)
+	if s.log.Enabled(x.req.Context(), slog.LevelDebug) {
+		s.log.DebugContext(x.req.Context(), "replayed", x.logArgs("interaction", id, "status", i.Response.Status, "delivered", delivered)...)
+	}
 	e := x.entry(id, "", i.Response.Status)
 	e.Repeat, e.Incomplete = repeat, !delivered
 	s.journal.add(e)

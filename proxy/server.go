@@ -89,7 +89,10 @@ type Config struct {
 	// Authorization: Bearer TOKEN, or the cookie the web view's login form
 	// sets.
 	AdminToken string
-	// Logger receives one line per request; nil discards.
+	// Logger receives a line per request: at Debug for an answer served
+	// from a recording or a scenario, at Info for a recording written, at
+	// Warn for a miss or a refusal, at Error for a failed write; nil
+	// discards. Attributes are built only for lines its handler takes.
 	Logger *slog.Logger
 	// Version is written into new cassettes' metadata.
 	Version string
