@@ -127,11 +127,39 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, 
 	// A writer without deadlines (a test's recorder) reads unbounded.
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
 	br := &budgetReader{r: r.Body, b: &s.bodies}
-	body, err = io.ReadAll(http.MaxBytesReader(w, readCloser{br, r.Body}, s.cfg.MaxBody))
+	body, err = readAll(http.MaxBytesReader(w, readCloser{br, r.Body}, s.cfg.MaxBody), r.ContentLength)
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, br.release, err
+}
+
+// maxBodyHint bounds the buffer readAll sets aside for a declared
+// Content-Length before the bytes arrive, so that a client announcing a
+// large body and sending none holds little memory.
+const maxBodyHint = 16 << 10
+
+// readAll reads r to its end, like io.ReadAll, into one buffer of the
+// declared length when that is known and small: a body read in one
+// allocation rather than a doubling series of them.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 || declared > maxBodyHint {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, declared+1) // +1: room for the read that meets the end
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: grow as io.ReadAll does
+		}
+	}
 }
 
 // readCloser reads from one reader and closes another.
