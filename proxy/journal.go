@@ -90,20 +90,20 @@ type journal struct {
 	// the API right after its call must still see both. So a request
 	// brackets that moment (see begin), and the API's readers settle first:
 	// they wait for the brackets of responses that have ended, never for a
-	// response still under way.
+	// response still under way. Brackets are kept by value and readers
+	// wait on one channel that the next close closes, so that a bracket
+	// costs a request no allocation.
 	bracketSeq uint64
-	brackets   map[uint64]*bracket
+	brackets   map[uint64]bracket
+	closed     chan struct{} // made by a waiting reader, closed by the next close
 }
 
 // A bracket spans the moment between a response's end reaching the client
 // and its request being in the journal.
 type bracket struct {
-	j    *journal
-	n    uint64
 	tape *tape
-	done chan struct{}
-	// ended is set (under j.mu) once the client may hold the whole
-	// response; until then readers do not wait for the bracket.
+	// ended is set once the client may hold the whole response; until
+	// then readers do not wait for the bracket.
 	ended bool
 	// behind, if set, reports whether the recording still waits for an
 	// earlier one on its cassette to be written: readers do not wait for it
@@ -111,33 +111,54 @@ type bracket struct {
 	behind func() bool
 }
 
+// bracketRef names an open bracket of a journal.
+type bracketRef struct {
+	j *journal
+	n uint64
+}
+
 // begin opens a bracket for a request on tape t; ended says whether its
 // response has already reached the client whole.
-func (j *journal) begin(t *tape, ended bool) *bracket {
+func (j *journal) begin(t *tape, ended bool) bracketRef {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.brackets == nil {
-		j.brackets = map[uint64]*bracket{}
+		j.brackets = map[uint64]bracket{}
 	}
-	b := &bracket{j: j, n: j.bracketSeq, tape: t, done: make(chan struct{}), ended: ended}
+	n := j.bracketSeq
 	j.bracketSeq++
-	j.brackets[b.n] = b
-	return b
+	j.brackets[n] = bracket{tape: t, ended: ended}
+	return bracketRef{j: j, n: n}
+}
+
+// update changes the bracket, if it is open.
+func (b bracketRef) update(f func(*bracket)) {
+	b.j.mu.Lock()
+	defer b.j.mu.Unlock()
+	if bk, ok := b.j.brackets[b.n]; ok {
+		f(&bk)
+		b.j.brackets[b.n] = bk
+	}
 }
 
 // end marks the bracket's response as delivered (or about to be) whole.
-func (b *bracket) end() {
-	b.j.mu.Lock()
-	b.ended = true
-	b.j.mu.Unlock()
+func (b bracketRef) end() { b.update(func(bk *bracket) { bk.ended = true }) }
+
+// setBehind sets the bracket's behind.
+func (b bracketRef) setBehind(behind func() bool) {
+	b.update(func(bk *bracket) { bk.behind = behind })
 }
 
 // close closes the bracket: its request is in the journal.
-func (b *bracket) close() {
-	b.j.mu.Lock()
-	delete(b.j.brackets, b.n)
-	b.j.mu.Unlock()
-	close(b.done)
+func (b bracketRef) close() {
+	j := b.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.brackets, b.n)
+	if j.closed != nil {
+		close(j.closed)
+		j.closed = nil
+	}
 }
 
 // settle waits until every bracket of an ended response open now is
@@ -145,25 +166,48 @@ func (b *bracket) close() {
 // want returns true count. Responses under way, and recordings waiting to
 // be written behind one, are not waited for.
 func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
+	type wait struct {
+		n      uint64
+		behind func() bool
+	}
 	j.mu.Lock()
-	waits := make([]*bracket, 0, len(j.brackets))
-	for _, b := range j.brackets {
+	waits := make([]wait, 0, len(j.brackets))
+	for n, b := range j.brackets {
 		if b.ended && (want == nil || want(b.tape)) {
-			waits = append(waits, b)
+			waits = append(waits, wait{n, b.behind})
 		}
 	}
 	j.mu.Unlock()
-	for _, b := range waits {
-		if b.behind != nil && b.behind() {
+	for _, w := range waits {
+		if w.behind != nil && w.behind() {
 			continue
 		}
+		if err := j.waitClosed(ctx, w.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitClosed waits until bracket n is closed, or ctx ends.
+func (j *journal) waitClosed(ctx context.Context, n uint64) error {
+	for {
+		j.mu.Lock()
+		if _, open := j.brackets[n]; !open {
+			j.mu.Unlock()
+			return nil
+		}
+		if j.closed == nil {
+			j.closed = make(chan struct{})
+		}
+		closed := j.closed
+		j.mu.Unlock()
 		select {
-		case <-b.done:
+		case <-closed:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	return nil
 }
 
 func (j *journal) add(e LogEntry) {

@@ -1,8 +1,10 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // The journal keeps the last limit entries, oldest first, and counts the
@@ -92,5 +94,46 @@ func TestJournalSince(t *testing.T) {
 	var empty journal
 	if got, _ := empty.since(0, 5); len(got) != 0 {
 		t.Errorf("an empty journal gave %v", got)
+	}
+}
+
+// settle waits for the brackets of ended responses, and only for those:
+// not for a response under way, nor for a recording behind another, nor
+// past its context.
+func TestJournalSettleWaitsForEndedBrackets(t *testing.T) {
+	var j journal
+	under := j.begin(nil, false)
+	behind := j.begin(nil, true)
+	behind.setBehind(func() bool { return true })
+	ended := j.begin(nil, true)
+	settled := make(chan error, 1)
+	go func() { settled <- j.settle(context.Background(), nil) }()
+	select {
+	case err := <-settled:
+		t.Fatalf("settle returned %v with an ended bracket open", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	ended.close()
+	select {
+	case err := <-settled:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("settle still waits after the ended bracket closed")
+	}
+	under.end()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := j.settle(ctx, nil); err != context.Canceled {
+		t.Fatalf("settle with an ended bracket open and its context done: %v", err)
+	}
+	if err := j.settle(context.Background(), func(*tape) bool { return false }); err != nil {
+		t.Fatalf("settle on no tape: %v", err)
+	}
+	under.close()
+	behind.close()
+	if len(j.brackets) != 0 {
+		t.Fatalf("%d brackets left open", len(j.brackets))
 	}
 }

@@ -23,7 +23,7 @@ func (s *Server) record(w http.ResponseWriter, x *exchange) {
 	// may hold the whole response.
 	b := s.journal.begin(x.tape, false)
 	sl := x.tape.writer.arrive(b.close)
-	b.behind = sl.behind
+	b.setBehind(sl.behind)
 	defer sl.abandon()
 	s.forward(&endWriter{ResponseWriter: w, at: b.end}, x, sl)
 	b.end() // a chunked response ends for the client when the handler returns

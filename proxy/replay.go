@@ -45,9 +45,9 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, id uint64, repeat bool
 		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 		return
 	}
-	var settled *bracket
+	var settled bracketRef
 	delivered := s.serve(w, x, i, func() { settled = s.journal.begin(x.tape, true) })
-	if settled != nil {
+	if settled.j != nil {
 		defer settled.close()
 	}
 	if !repeat {
