@@ -21,14 +21,16 @@ import (
 // where it is not ignored: the caller then takes the general path (Parse,
 // then AppendCanonical), which says which.
 func (ig Ignore) AppendCanonicalBytes(b []byte, doc []byte) (out []byte, ok bool) {
-	sc := scanners.Get().(*scanner)
-	defer sc.free()
-	sc.s, sc.ig, sc.out = string(doc), ig, b
+	st := stacks.Get().(*scanStacks)
+	defer st.free()
+	// The scanner lives on the stack, so that the many writes of its
+	// output and position are plain stores.
+	sc := scanner{s: string(doc), ig: ig, out: b, scanStacks: *st}
+	defer func() { *st = sc.scanStacks }()
 	sc.skipSpace()
 	if sc.i == len(sc.s) || (sc.s[sc.i] != '{' && sc.s[sc.i] != '[') {
 		return b, false
 	}
-	sc.live = sc.live[:0]
 	for k := range ig {
 		sc.live = append(sc.live, k)
 	}
@@ -41,22 +43,16 @@ func (ig Ignore) AppendCanonicalBytes(b []byte, doc []byte) (out []byte, ok bool
 	return sc.out, true
 }
 
-// scanners keep the stacks of AppendCanonicalBytes between calls.
-var scanners = sync.Pool{New: func() any { return new(scanner) }}
+// stacks keep the stacks of AppendCanonicalBytes between calls.
+var stacks = sync.Pool{New: func() any { return new(scanStacks) }}
 
-// maxPooledScratch bounds the scratch buffers a pooled scanner keeps, so
-// that one huge document does not pin its size in memory.
+// maxPooledScratch bounds the scratch buffers kept in stacks, so that one
+// huge document does not pin its size in memory.
 const maxPooledScratch = 1 << 20
 
-// scanner is the state of one AppendCanonicalBytes: the document, the
-// position in it, the output, and stacks shared by every level of the
+// scanStacks are the stacks of a scanner, shared by every level of the
 // walk, each level using the part above its caller's.
-type scanner struct {
-	s     string
-	i     int
-	depth int // arrays and objects open at i
-	ig    Ignore
-	out   []byte
+type scanStacks struct {
 	// members are the members of the objects open, in document order.
 	members []span
 	// names holds the names of members that are written with escapes,
@@ -68,6 +64,31 @@ type scanner struct {
 	moved []byte
 	// unescaped holds a string with escapes, unescaped.
 	unescaped []byte
+}
+
+// free empties the stacks and puts them back in the pool.
+func (st *scanStacks) free() {
+	st.members, st.live = st.members[:0], st.live[:0]
+	clear(st.names)
+	st.names = st.names[:0]
+	if cap(st.moved) > maxPooledScratch {
+		st.moved = nil
+	}
+	if cap(st.unescaped) > maxPooledScratch {
+		st.unescaped = nil
+	}
+	stacks.Put(st)
+}
+
+// scanner is the state of one AppendCanonicalBytes: the document, the
+// position in it, the output, and the stacks.
+type scanner struct {
+	s     string
+	i     int
+	depth int // arrays and objects open at i
+	ig    Ignore
+	out   []byte
+	scanStacks
 }
 
 // span is an object member written to the output: where its name lies in
@@ -88,20 +109,6 @@ func (sc *scanner) name(m span) string {
 		return sc.names[m.escaped]
 	}
 	return sc.s[m.nameStart:m.nameEnd]
-}
-
-func (sc *scanner) free() {
-	sc.s, sc.ig, sc.out, sc.i, sc.depth = "", nil, nil, 0, 0
-	sc.members = sc.members[:0]
-	clear(sc.names)
-	sc.names = sc.names[:0]
-	if cap(sc.moved) > maxPooledScratch {
-		sc.moved = nil
-	}
-	if cap(sc.unescaped) > maxPooledScratch {
-		sc.unescaped = nil
-	}
-	scanners.Put(sc)
 }
 
 func (sc *scanner) skipSpace() {
@@ -309,6 +316,12 @@ func (sc *scanner) stringEnd() (end int, escaped, plain, ok bool) {
 	s := sc.s
 	plain = true
 	for i := sc.i + 1; i < len(s); i++ {
+		for i < len(s) && plainByte[s[i]] {
+			i++ // the common bytes, skipped by one table look-up each
+		}
+		if i == len(s) {
+			break
+		}
 		switch c := s[i]; {
 		case c == '"':
 			return i, escaped, plain, true
@@ -427,6 +440,15 @@ func (sc *scanner) number(emit bool) bool {
 	sc.out = out
 	return true
 }
+
+// plainByte marks the bytes a string literal holds as they are in its
+// canonical spelling: printable ASCII but the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := ' '; c <= '~'; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 func digitsEnd(s string, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
