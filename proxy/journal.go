@@ -79,7 +79,7 @@ const maxLoggedResult = 4 << 10
 type journal struct {
 	mu      sync.Mutex
 	limit   int
-	entries []LogEntry // the oldest entry is at next once len(entries) == limit
+	entries []record // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
 	seq     uint64        // the Seq of the last entry added
@@ -210,6 +210,52 @@ func (j *journal) waitClosed(ctx context.Context, n uint64) error {
 	}
 }
 
+// record is a log entry as the journal holds it. An entry of a request
+// served or recorded is its ids, times, status and flags, and strings the
+// request already held: a fixed-size record, with nothing built for it. Any
+// other entry (a miss, a failure, a mock answer), and an entry whose
+// summary was built when the log was read, is kept whole beside it.
+type record struct {
+	seq                                          uint64
+	time                                         time.Time
+	millis                                       float64
+	tape                                         *tape
+	interaction                                  uint64
+	status                                       int
+	repeat, incomplete                           bool
+	cassette, name, method, upstream, path, kind string
+	whole                                        *LogEntry
+}
+
+// recordOf is the record of e.
+func recordOf(e LogEntry) record {
+	r := record{seq: e.Seq, time: e.Time, millis: e.Millis, tape: e.tape, interaction: e.Interaction, status: e.Status,
+		repeat: e.Repeat, incomplete: e.Incomplete, cassette: e.Cassette, name: e.name, method: e.Method,
+		upstream: e.Upstream, path: e.Path, kind: e.Kind}
+	if !e.fixed() {
+		r.whole = &e
+	}
+	return r
+}
+
+// fixed reports whether a record holds all of e: every field it does not
+// hold is zero (a test fails when LogEntry gains a field this does not
+// know).
+func (e *LogEntry) fixed() bool {
+	return e.Model == "" && !e.Stream && e.Turns == 0 && e.Miss == "" && e.Closest == 0 && e.Differences == nil &&
+		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized
+}
+
+// entry is the log entry r holds.
+func (r *record) entry() LogEntry {
+	if r.whole != nil {
+		return *r.whole
+	}
+	return LogEntry{Seq: r.seq, Time: r.time, Millis: r.millis, tape: r.tape, Interaction: r.interaction, Status: r.status,
+		Repeat: r.repeat, Incomplete: r.incomplete, Cassette: r.cassette, name: r.name, Method: r.method,
+		Upstream: r.upstream, Path: r.path, Kind: r.kind}
+}
+
 func (j *journal) add(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -219,11 +265,12 @@ func (j *journal) add(e LogEntry) {
 		close(j.changed)
 		j.changed = nil
 	}
+	r := recordOf(e)
 	if len(j.entries) < j.limit {
-		j.entries = append(j.entries, e)
+		j.entries = append(j.entries, r)
 		return
 	}
-	j.entries[j.next] = e
+	j.entries[j.next] = r
 	j.next = (j.next + 1) % len(j.entries)
 	j.dropped++
 }
@@ -233,8 +280,10 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := make([]LogEntry, 0, len(j.entries))
-	out = append(out, j.entries[j.next:]...)
-	return append(out, j.entries[:j.next]...), j.dropped
+	for k := range j.entries {
+		out = append(out, j.entries[(j.next+k)%len(j.entries)].entry())
+	}
+	return out, j.dropped
 }
 
 // keep stores the summary built for the entry numbered seq, if the
@@ -246,13 +295,13 @@ func (j *journal) keep(e LogEntry) {
 	if n == 0 {
 		return
 	}
-	oldest := j.entries[j.next%n].Seq
+	oldest := j.entries[j.next%n].seq
 	if e.Seq < oldest || e.Seq > j.seq {
 		return
 	}
 	at := (j.next + int(e.Seq-oldest)) % n
-	if j.entries[at].Seq == e.Seq {
-		j.entries[at] = e
+	if j.entries[at].seq == e.Seq {
+		j.entries[at] = recordOf(e)
 	}
 }
 
