@@ -342,8 +342,13 @@ func respond(c *cassette.Cassette, s *fileScenario, r wire.Response) fileRespond
 			out.Finish = string(r.Finish)
 		}
 	}
-	if r.Usage != (wire.Usage{}) {
-		out.Usage = &fileUsage{Input: r.Usage.Input, Output: r.Usage.Output, Reasoning: r.Usage.Reasoning}
+	// A usage the format cannot hold (negative, or more reasoning than
+	// output, as no provider sends) is left to mock's default.
+	if u := r.Usage; u != (wire.Usage{}) && u.Input >= 0 && u.Output >= 0 {
+		out.Usage = &fileUsage{Input: u.Input, Output: u.Output}
+		if u.Reasoning > 0 && u.Reasoning <= u.Output {
+			out.Usage.Reasoning = u.Reasoning
+		}
 	}
 	for _, tc := range r.ToolCalls {
 		if fx, ok := fixtureOf(c, s, tc.ID); ok {

@@ -3,20 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/proxy/proxytest"
 	"github.com/llmproxy/llmproxy/scenario"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 const fcResult = `{"location":"Paris","temperature":21,"unit":"celsius","condition":"sunny"}`
@@ -260,5 +265,103 @@ func checkConverted(t *testing.T, path, tool string, unscrubbed bool) {
 		if u := st.Respond.Usage; u == nil || u.Input == 0 || u.Output == 0 {
 			t.Errorf("step %s: usage %v, want the recorded one", st.ID, u)
 		}
+	}
+}
+
+// odd is one recorded exchange of a hand-made cassette.
+type odd struct {
+	kind, path, request string
+	status              int
+	response            string
+}
+
+// oddCassette writes a cassette holding the exchanges, as recorded.
+func oddCassette(t *testing.T, path string, exchanges ...odd) {
+	t.Helper()
+	c, err := cassette.Open(path, cassette.Options{Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m, err := defaultMatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetIndexRules(m.Fingerprint()); err != nil {
+		t.Fatal(err)
+	}
+	for n, x := range exchanges {
+		i := &cassette.Interaction{Upstream: "default", Provider: "openai", Kind: x.kind,
+			RecordedAt: time.Date(2026, 1, 2, 3, 4, n, 0, time.UTC),
+			Request: cassette.Request{Method: "POST", Path: x.path,
+				Headers: http.Header{"Content-Type": {"application/json"}}, Body: cassette.Body(x.request)},
+			Response: cassette.Response{Status: x.status, Headers: http.Header{"Content-Type": {"application/json"}},
+				Body: cassette.Body(x.response)},
+		}
+		key, shape, err := proxy.Keys(m)(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := c.AppendAll([]cassette.Keyed{{Interaction: i, Key: key, Shape: shape}}); err != nil || res[0].Err != nil {
+			t.Fatal(err, res)
+		}
+	}
+}
+
+// TestFromCassetteOddRecordings: recorded answers the scenario format cannot
+// say exactly still convert into a scenario that checks (a finish reason it
+// does not name, a usage no provider sends, a Responses output chained to
+// an answer the cassette does not hold), and a body that is not JSON is an
+// error naming the interaction, with nothing written.
+func TestFromCassetteOddRecordings(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "odd.cassette")
+	oddCassette(t, good,
+		odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"filtered?"}]}`, 200,
+			`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"…"},"finish_reason":"content_filter"}],` +
+				`"usage":{"prompt_tokens":5,"completion_tokens":1,"completion_tokens_details":{"reasoning_tokens":9}}}`},
+		odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"negative?"}]}`, 200,
+			`{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"no"},"finish_reason":"length"}],` +
+				`"usage":{"prompt_tokens":-5,"completion_tokens":2}}`},
+		odd{"openai-responses", "/v1/responses", `{"model":"m","previous_response_id":"resp_gone","input":[{"type":"function_call_output","call_id":"call_gone","output":"42"}]}`, 200,
+			`{"id":"resp_2","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"It is 42."}]}],` +
+				`"usage":{"input_tokens":3,"output_tokens":4}}`},
+		odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"busy?"}]}`, 429,
+			`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`},
+	)
+	out := filepath.Join(dir, "odd.yaml")
+	if code, stdout, stderr := runCLI(t, "scenario", "from-cassette", "--cassette", good, "--out", out); code != 0 {
+		t.Fatalf("from-cassette: exit %d\n%s%s", code, stdout, stderr)
+	}
+	s, err := scenario.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Steps) != 4 {
+		t.Fatalf("%d steps, want 4", len(s.Steps))
+	}
+	filtered, negative, chained, busy := s.Steps[0].Respond, s.Steps[1].Respond, s.Steps[2], s.Steps[3].Respond
+	if filtered.Finish != "" || filtered.Usage == nil || *filtered.Usage != (wire.Usage{Input: 5, Output: 1}) {
+		t.Errorf("content_filter answer: finish %q usage %v; want the default finish and 5/1 without reasoning", filtered.Finish, filtered.Usage)
+	}
+	if negative.Finish != wire.FinishLength || negative.Usage != nil {
+		t.Errorf("negative usage: finish %q usage %v; want length and mock's default usage", negative.Finish, negative.Usage)
+	}
+	if chained.Respond.Text != "It is 42." || len(chained.When.ToolResults) != 0 {
+		t.Errorf("chained to a lost answer: %+v", chained)
+	}
+	if busy.Error == nil || busy.Error.Status != 429 || busy.Error.Message != "Rate limit reached" {
+		t.Errorf("429: %+v", busy.Error)
+	}
+
+	bad := filepath.Join(dir, "bad.cassette")
+	oddCassette(t, bad, odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 200, `{"choices":[`})
+	badOut := filepath.Join(dir, "bad.yaml")
+	code, _, stderr := runCLI(t, "scenario", "from-cassette", "--cassette", bad, "--out", badOut)
+	if code != 1 || !strings.Contains(stderr, "interaction 1") || !strings.Contains(stderr, bad) {
+		t.Errorf("from-cassette of an unreadable answer: exit %d, %s; want 1 naming the cassette and the interaction", code, stderr)
+	}
+	if _, err := os.Stat(badOut); err == nil {
+		t.Errorf("from-cassette wrote %s from an unreadable answer", badOut)
 	}
 }
