@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -99,13 +100,34 @@ func buildReplayCassette(path string) error {
 	})
 }
 
-// buildScaleCassette holds n distinct requests, each answered with the
-// 2 KB JSON.
-func buildScaleCassette(path string, n int) error {
-	body := jsonResponse()
+// writeScaleExport writes the export of a cassette of n distinct requests,
+// request k answered with scaleAnswer(k): what `llmproxy import` reads to
+// build the scale scenario's cassette.
+func writeScaleExport(path string, n int) error {
 	all := make([]*cassette.Interaction, n)
 	for k := range all {
-		all[k] = interaction(requestBody(k, false), jsonRecorded(body))
+		all[k] = interaction(requestBody(k, false), jsonRecorded(scaleAnswer(k)))
+		all[k].ID = uint64(k + 1) // an export numbers its interactions 1..n
+	}
+	ct := &cassette.Contents{Meta: store.Meta{Created: recordedAt, Updated: recordedAt, Version: "bench"}, Interactions: all}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := cassette.WriteExport(f, ct); err != nil {
+		f.Close()
+		return fmt.Errorf("export of %d: %w", n, err)
+	}
+	return f.Close()
+}
+
+// buildScaleCassette writes a cassette of n distinct requests, request k
+// answered with scaleAnswer(k), in one transaction (for the in-process
+// benchmarks; the scale scenario imports an export instead).
+func buildScaleCassette(path string, n int) error {
+	all := make([]*cassette.Interaction, n)
+	for k := range all {
+		all[k] = interaction(requestBody(k, false), jsonRecorded(scaleAnswer(k)))
 	}
 	if err := writeCassette(path, all); err != nil {
 		return fmt.Errorf("build cassette of %d: %w", n, err)
