@@ -28,6 +28,9 @@ type peer struct {
 	// oneWrite says the peer writes a streamed answer as one body rather
 	// than event by event, as the bare handler and llmproxy do.
 	oneWrite bool
+	// warm is its warm-up in multiples of the plan's: a JIT compiler
+	// (V8's, the JVM's) needs longer than a Go server to settle.
+	warm int
 }
 
 const (
@@ -37,9 +40,9 @@ const (
 )
 
 var peers = []peer{
-	{name: nameAimock, pkg: "@copilotkit/aimock", version: "1.43.0", start: startAimock},
-	{name: nameMountebank, pkg: "mountebank", version: "2.9.1", start: startMountebank, oneWrite: true},
-	{name: nameWireMock, pkg: "wiremock", version: "3.13.2", start: startWireMock, oneWrite: true},
+	{name: nameAimock, pkg: "@copilotkit/aimock", version: "1.43.0", start: startAimock, warm: 3},
+	{name: nameMountebank, pkg: "mountebank", version: "2.9.1", start: startMountebank, oneWrite: true, warm: 3},
+	{name: nameWireMock, pkg: "wiremock", version: "3.13.2", start: startWireMock, oneWrite: true, warm: 10},
 }
 
 // peerSet is the peers of one run: those that installed, and why the others
@@ -113,7 +116,7 @@ func installPeers(p plan, want map[string]bool) peerSet {
 			return skipAll("npm is not installed")
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return skipAll(err.Error())
+			return skipAll("cannot create the npm cache: " + err.Error())
 		}
 		p.logf("peers: npm install %s into %s", strings.Join(missing, " "), dir)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

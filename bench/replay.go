@@ -123,42 +123,18 @@ func replayScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	netClient := newClient
 	vcrClient := func(int) *http.Client { return &http.Client{Transport: inproc} }
-
 	servers := []server{
-		{name: nameLimit, base: bare.URL, client: netClient, proc: bare, warm: p.warm},
-		{name: nameReplay, base: replay.URL, client: netClient, proc: replay, warm: p.warm},
-		{name: nameVCR, base: vcr.URL, client: netClient, proc: vcr, warm: p.warm, oneWrite: true},
+		{name: nameLimit, base: bare.URL, client: newClient, proc: bare, warm: p.warm},
+		{name: nameReplay, base: replay.URL, client: newClient, proc: replay, warm: p.warm},
+		{name: nameVCR, base: vcr.URL, client: newClient, proc: vcr, warm: p.warm, oneWrite: true},
 		{name: nameVCRInProc, base: vcrBase, client: vcrClient, warm: p.warm, oneWrite: true},
 	}
-	// notRun is the peers that could not be installed or started, and why.
-	var notRun []replayRow
-	for _, pr := range peers {
-		if why, ok := ps.skipped[pr.name]; ok {
-			notRun = append(notRun, replayRow{Server: pr.name, Failed: "not run: " + why})
-		}
+	started, notRun := startPeers(p, dir, ps)
+	for _, s := range started {
+		children = append(children, s.proc)
 	}
-	for _, pr := range ps.run {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		pdir := filepath.Join(dir, peerKey(pr.name))
-		if err := os.MkdirAll(pdir, 0o755); err != nil {
-			return nil, err
-		}
-		c, err := pr.start(ps.npm, pdir, port)
-		if err != nil {
-			notRun = append(notRun, replayRow{Server: pr.name, Failed: "did not start: " + err.Error()})
-			p.logf("replay: %s did not start: %v", pr.name, err)
-			continue
-		}
-		children = append(children, c)
-		p.logf("replay: %s ready in %v (%s)", pr.name, c.Open.Round(time.Millisecond), c.URL)
-		// A JIT compiler (WireMock's) or V8 gets a longer warm-up.
-		servers = append(servers, server{name: pr.name, base: c.URL, client: netClient, proc: c, warm: 3 * p.warm, oneWrite: pr.oneWrite})
-	}
+	servers = append(servers, started...)
 
 	jsonBody, sseBody := jsonResponse(), bytes.Join(sseStream(), nil)
 	var rows []replayRow
@@ -174,80 +150,131 @@ func replayScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 			continue
 		}
 		body := requestBody(0, cs.stream)
-		// Every server must answer with the very bytes before it is timed.
-		var live []server
-		var wrong []replayRow
-		for _, s := range servers {
-			if cs.stream && s.proc == nil {
-				continue // the in-process go-vcr row is for scale, JSON only
-			}
-			if err := expect(s, body, cs.want); err != nil {
-				if s.name == nameLimit || s.name == nameReplay {
-					return nil, err
-				}
-				wrong = append(wrong, replayRow{Server: s.name, Failed: "answers other bytes: " + err.Error()})
-				p.logf("replay %s: %v", cs.payload, err)
-				continue
-			}
-			live = append(live, s)
+		live, wrong, err := answering(p, servers, body, cs.want, cs.stream)
+		if err != nil {
+			return nil, err
 		}
 		for _, conns := range []int{1, 64} {
 			l := load{conns: conns, max: p.maxRequests, body: func(int) []byte { return body }, want: same(cs.want)}
-			tallies := make([]*tally, len(live))
-			clients := make([]*http.Client, len(live))
-			for k, s := range live {
-				tallies[k], clients[k] = &tally{}, s.client(conns)
-				warm := l
-				warm.dur = s.warm
-				warm.run(clients[k], s.base, &tally{})
+			got, err := replayCase(p, live, l, cs.payload, cs.stream)
+			if err != nil {
+				return nil, err
 			}
-			for range p.rounds {
-				for k, s := range live {
-					l.dur = p.round
-					if err := s.measure(l, clients[k], tallies[k]); err != nil {
-						return nil, err
-					}
-				}
-			}
-			var replayTally *tally
-			for k, s := range live {
-				if s.name == nameReplay {
-					replayTally = tallies[k]
-				}
-			}
-			for k, s := range live {
-				t := tallies[k]
-				row := replayRow{Payload: cs.payload, Conns: conns, Server: s.name, t: t}
-				if cs.stream && s.oneWrite {
-					row.Note = "writes the stream as one body"
-				}
-				if t.errs > 0 {
-					if s.name == nameLimit {
-						return nil, fmt.Errorf("replay %s ×%d on %s: %d errors, first: %v", cs.payload, conns, s.name, t.errs, t.err)
-					}
-					row.Failed = fmt.Sprintf("%d of %d answers wrong or failed, first: %v", t.errs, t.errs+t.n, t.err)
-					p.logf("replay %s ×%d on %s: %s", cs.payload, conns, s.name, row.Failed)
-				}
-				row.Ratio = t.roundRatio(tallies[0])
-				row.VsReplay = replayTally.roundRatio(t)
-				if s.proc != nil {
-					if m, err := s.proc.mem(); err == nil {
-						row.Mem = m
-					}
-				}
-				rows = append(rows, row)
-				p.logf("replay %-14s ×%-2d %-46s %8.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %.2f× limit  llmproxy %.2f× this  server CPU %6.1f µs/req  load generator %6.1f µs/req  RSS %5.1f MB",
-					cs.payload, conns, s.name, t.rps(), ms(t.pct(0.5)), ms(t.pct(0.99)), row.Ratio, row.VsReplay,
-					float64(t.cpuPerRequest())/1e3, float64(t.genCPUPerRequest())/1e3, mb(row.Mem.RSS))
-			}
+			rows = append(rows, got...)
 			for _, r := range slices.Concat(wrong, notRun) {
 				r.Payload, r.Conns = cs.payload, conns
 				rows = append(rows, r)
 			}
-			for _, c := range clients {
-				c.CloseIdleConnections()
+		}
+	}
+	return rows, nil
+}
+
+// answering is the servers that answer body with want, byte for byte,
+// checked before they are timed, and a row for each that does not. The
+// limit or llmproxy answering otherwise is an error. The in-process go-vcr
+// row takes no part in the stream.
+func answering(p plan, servers []server, body, want []byte, stream bool) (live []server, wrong []replayRow, err error) {
+	for _, s := range servers {
+		if stream && s.proc == nil {
+			continue
+		}
+		if err := expect(s, body, want); err != nil {
+			if s.name == nameLimit || s.name == nameReplay {
+				return nil, nil, err
+			}
+			wrong = append(wrong, replayRow{Server: s.name, Failed: "answers other bytes: " + err.Error()})
+			p.logf("replay: %v", err)
+			continue
+		}
+		live = append(live, s)
+	}
+	return live, wrong, nil
+}
+
+// startPeers starts the installed peers, each on its own loopback port
+// with its files in its own directory under dir, and returns them with a
+// row for each peer that was not installed or did not start.
+func startPeers(p plan, dir string, ps peerSet) (started []server, notRun []replayRow) {
+	for _, pr := range peers {
+		if why, ok := ps.skipped[pr.name]; ok {
+			notRun = append(notRun, replayRow{Server: pr.name, Failed: "not run: " + why})
+			p.logf("replay: %s not run: %s", pr.name, why)
+		}
+	}
+	for _, pr := range ps.run {
+		c, err := func() (*child, error) {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			pdir := filepath.Join(dir, peerKey(pr.name))
+			if err := os.MkdirAll(pdir, 0o755); err != nil {
+				return nil, err
+			}
+			return pr.start(ps.npm, pdir, port)
+		}()
+		if err != nil {
+			notRun = append(notRun, replayRow{Server: pr.name, Failed: "did not start: " + err.Error()})
+			p.logf("replay: %s did not start: %v", pr.name, err)
+			continue
+		}
+		p.logf("replay: %s ready in %v (%s)", pr.name, c.Open.Round(time.Millisecond), c.URL)
+		started = append(started, server{name: pr.name, base: c.URL, client: newClient, proc: c,
+			warm: time.Duration(pr.warm) * p.warm, oneWrite: pr.oneWrite})
+	}
+	return started, notRun
+}
+
+// replayCase runs one case (payload and connections): a warm-up per
+// server, then p.rounds rounds of l in which every server takes its turn.
+// servers[0] is the limit, and llmproxy is among them.
+func replayCase(p plan, servers []server, l load, payload string, stream bool) ([]replayRow, error) {
+	tallies := make([]*tally, len(servers))
+	clients := make([]*http.Client, len(servers))
+	defer func() {
+		for _, c := range clients {
+			c.CloseIdleConnections()
+		}
+	}()
+	for k, s := range servers {
+		tallies[k], clients[k] = &tally{}, s.client(l.conns)
+		warm := l
+		warm.dur = s.warm
+		warm.run(clients[k], s.base, &tally{})
+	}
+	l.dur = p.round
+	for range p.rounds {
+		for k, s := range servers {
+			if err := s.measure(l, clients[k], tallies[k]); err != nil {
+				return nil, err
 			}
 		}
+	}
+	replayTally := tallies[slices.IndexFunc(servers, func(s server) bool { return s.name == nameReplay })]
+	var rows []replayRow
+	for k, s := range servers {
+		t := tallies[k]
+		row := replayRow{Payload: payload, Conns: l.conns, Server: s.name, t: t, Ratio: t.roundRatio(tallies[0]), VsReplay: replayTally.roundRatio(t)}
+		if stream && s.oneWrite {
+			row.Note = "writes the stream as one body"
+		}
+		if t.errs > 0 {
+			if k == 0 {
+				return nil, fmt.Errorf("replay %s ×%d on %s: %d errors, first: %v", payload, l.conns, s.name, t.errs, t.err)
+			}
+			row.Failed = fmt.Sprintf("%d of %d answers wrong or failed, first: %v", t.errs, t.errs+t.n, t.err)
+			p.logf("replay %s ×%d on %s: %s", payload, l.conns, s.name, row.Failed)
+		}
+		if s.proc != nil {
+			if m, err := s.proc.mem(); err == nil {
+				row.Mem = m
+			}
+		}
+		rows = append(rows, row)
+		p.logf("replay %-14s ×%-2d %-46s %8.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %.2f× limit  llmproxy %.2f× this  server CPU %6.1f µs/req  load generator %6.1f µs/req  RSS %5.1f MB",
+			payload, l.conns, s.name, t.rps(), ms(t.pct(0.5)), ms(t.pct(0.99)), row.Ratio, row.VsReplay,
+			float64(t.cpuPerRequest())/1e3, float64(t.genCPUPerRequest())/1e3, mb(row.Mem.RSS))
 	}
 	return rows, nil
 }

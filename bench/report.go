@@ -387,7 +387,9 @@ func (r *report) peersSection(w func(string, ...any)) {
 	w("  `--loglevel warn --nologfile`; it writes a stream as one body.\n")
 	w("- **WireMock** standalone: the jar the npm package `wiremock` bundles, run by `java -jar`, two stub mappings\n")
 	w("  with body files; `--disable-request-logging`, request journal bounded to 1 000 entries; it writes a\n")
-	w("  stream as one body. Its JIT, like V8's, gets a longer warm-up (three times the others').\n\n")
+	w("  stream as one body.\n\n")
+	w("Before its rounds each server gets a warm-up of %v of the same load; the node peers three times that and\n", r.plan.warm)
+	w("WireMock ten times, as V8's and the JVM's JIT compilers need longer to settle.\n\n")
 	w("The bench installs the npm peers itself, pinned (")
 	for i, pr := range peers {
 		if i > 0 {
