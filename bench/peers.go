@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -170,12 +171,16 @@ func startPeer(name, dir string, port int, readyURL string, argv ...string) (*ch
 	c := &child{name: name, cmd: exec.Command(argv[0], argv[1:]...), logPath: logf.Name(), URL: "http://127.0.0.1:" + strconv.Itoa(port)}
 	c.cmd.Dir = dir
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
+	// Should the bench die without stopping it, the peer gets SIGTERM
+	// rather than living on (the bench's own servers end with their
+	// standard input).
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	c.Started = time.Now()
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	c.watch()
-	hc := &http.Client{Timeout: time.Second}
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		resp, err := hc.Get(readyURL)
