@@ -131,22 +131,24 @@ func (j *journal) begin(t *tape, ended bool) bracketRef {
 	return bracketRef{j: j, n: n}
 }
 
-// update changes the bracket, if it is open.
-func (b bracketRef) update(f func(*bracket)) {
+// end marks the bracket's response as delivered (or about to be) whole.
+func (b bracketRef) end() {
 	b.j.mu.Lock()
 	defer b.j.mu.Unlock()
 	if bk, ok := b.j.brackets[b.n]; ok {
-		f(&bk)
+		bk.ended = true
 		b.j.brackets[b.n] = bk
 	}
 }
 
-// end marks the bracket's response as delivered (or about to be) whole.
-func (b bracketRef) end() { b.update(func(bk *bracket) { bk.ended = true }) }
-
 // setBehind sets the bracket's behind.
 func (b bracketRef) setBehind(behind func() bool) {
-	b.update(func(bk *bracket) { bk.behind = behind })
+	b.j.mu.Lock()
+	defer b.j.mu.Unlock()
+	if bk, ok := b.j.brackets[b.n]; ok {
+		bk.behind = behind
+		b.j.brackets[b.n] = bk
+	}
 }
 
 // close closes the bracket: its request is in the journal.
@@ -227,13 +229,15 @@ type record struct {
 	whole                                        *LogEntry
 }
 
-// recordOf is the record of e.
-func recordOf(e LogEntry) record {
+// recordOf is the record of e; only an entry kept whole is copied to the
+// heap.
+func recordOf(e *LogEntry) record {
 	r := record{seq: e.Seq, time: e.Time, millis: e.Millis, tape: e.tape, interaction: e.Interaction, status: e.Status,
 		repeat: e.Repeat, incomplete: e.Incomplete, cassette: e.Cassette, name: e.name, method: e.Method,
 		upstream: e.Upstream, path: e.Path, kind: e.Kind}
 	if !e.fixed() {
-		r.whole = &e
+		whole := *e
+		r.whole = &whole
 	}
 	return r
 }
@@ -265,7 +269,7 @@ func (j *journal) add(e LogEntry) {
 		close(j.changed)
 		j.changed = nil
 	}
-	r := recordOf(e)
+	r := recordOf(&e)
 	if len(j.entries) < j.limit {
 		j.entries = append(j.entries, r)
 		return
@@ -301,7 +305,7 @@ func (j *journal) keep(e LogEntry) {
 	}
 	at := (j.next + int(e.Seq-oldest)) % n
 	if j.entries[at].seq == e.Seq {
-		j.entries[at] = recordOf(e)
+		j.entries[at] = recordOf(&e)
 	}
 }
 
