@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/llmproxy/llmproxy/store"
 )
 
 // A Draft is a new cassette being built in a temporary file beside the path
@@ -117,4 +119,51 @@ func syncDir(dir string) error {
 	}
 	err = f.Sync()
 	return errors.Join(err, f.Close())
+}
+
+// A Migration says what Migrate did.
+type Migration struct {
+	From, To     int // format versions; equal when the file was left as it was
+	Interactions int
+	Fixtures     int
+}
+
+// Migrate rewrites the cassette at path in the current store format
+// (store.FormatVersion), as a whole new file put in place atomically (see
+// Draft): a crash or a kill leaves the old file. The interactions, fixtures
+// and metadata are kept, so the cassette exports the same bytes; its index
+// is rebuilt with keys, under the fingerprint indexRules. A cassette
+// already in the current format is left untouched. The file is held with
+// the writer's lock throughout, so no recording can slip in and be lost.
+func Migrate(path string, keys Keys, indexRules string, opts Options) (Migration, error) {
+	opts.ReadOnly, opts.Overwrite = false, false
+	if _, err := os.Stat(path); err != nil {
+		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	c, err := Open(path, opts)
+	if err != nil {
+		return Migration{}, err
+	}
+	defer c.Close()
+	m, err := c.Meta()
+	if err != nil {
+		return Migration{}, err
+	}
+	mig := Migration{From: m.FormatVersion, To: store.FormatVersion}
+	if m.FormatVersion >= store.FormatVersion {
+		mig.To = m.FormatVersion
+		n, err := c.Len()
+		mig.Interactions = n
+		return mig, err
+	}
+	ct, err := c.Load()
+	if err != nil {
+		return Migration{}, err
+	}
+	mig.Interactions, mig.Fixtures = len(ct.Interactions), len(ct.Fixtures)
+	ct.Meta.IndexRules = indexRules
+	if err := WriteFile(path, ct, keys, opts); err != nil {
+		return Migration{}, err
+	}
+	return mig, nil
 }

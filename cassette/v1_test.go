@@ -1,0 +1,235 @@
+package cassette
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/store"
+)
+
+// copyV1 copies testdata/v1.cassette (written by the format-1 code) into a
+// temporary directory.
+func copyV1(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "v1.cassette"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.cassette")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func goldenV1Export(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "v1.export.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func exportOf(t *testing.T, path string) []byte {
+	t.Helper()
+	c, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var buf bytes.Buffer
+	if err := c.Export(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// formatOf is a cassette's format version and the form each of its records
+// is stored in ("1" for JSON, "2" for a format-2 record).
+func formatOf(t *testing.T, path string) (int, string) {
+	t.Helper()
+	st, err := store.Open(path, &store.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := st.Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var forms strings.Builder
+	err = st.ForEach(func(id uint64, v []byte) error {
+		switch {
+		case len(v) > 0 && v[0] == recordTag:
+			forms.WriteByte('2')
+		case len(v) > 0 && v[0] == '{':
+			forms.WriteByte('1')
+		default:
+			return fmt.Errorf("interaction %d: record opens with %q", id, v[:min(1, len(v))])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.FormatVersion, forms.String()
+}
+
+// testKeys indexes an interaction under its method and path, enough for
+// these tests (the proxy's keys are tested in package proxy).
+func testKeys(i *Interaction) (string, string, error) {
+	return i.Request.Method + " " + i.Upstream + i.Request.Path + " " + string(i.Request.Body), i.Request.Method, nil
+}
+
+// A format-1 cassette opens as it is, reads and exports as its format-1
+// llmproxy exported it, and serves every response.
+func TestV1CassetteReads(t *testing.T) {
+	path := copyV1(t)
+	if v, forms := formatOf(t, path); v != 1 || forms != "111111" {
+		t.Fatalf("fixture is format %d with records %s, want 1 and six JSON records", v, forms)
+	}
+	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
+		t.Errorf("export of the format-1 cassette differs from what format 1 exported:\n%s", got)
+	}
+	c, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	all, err := c.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range all {
+		err := c.Read(func(r *Reader) error {
+			rep, err := r.Reply(i.ID)
+			if err != nil {
+				return err
+			}
+			var served []byte
+			for k := range rep.Events() {
+				d, _ := rep.Event(k)
+				served = append(served, d...)
+			}
+			served = append(served, rep.Body()...)
+			if rep.Status != i.Response.Status || !bytes.Equal(served, i.Response.Bytes()) {
+				t.Errorf("interaction %d: Reply serves %d %q, recorded %d %q", i.ID, rep.Status, served, i.Response.Status, i.Response.Bytes())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Migrate rewrites a format-1 cassette in format 2, every record included,
+// and the migrated cassette exports the same bytes. A second Migrate leaves
+// the file alone.
+func TestMigrate(t *testing.T) {
+	path := copyV1(t)
+	mig, err := Migrate(path, testKeys, "test-rules", Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Migration{From: 1, To: store.FormatVersion, Interactions: 6, Fixtures: 1}); mig != want {
+		t.Errorf("Migrate = %+v, want %+v", mig, want)
+	}
+	if v, forms := formatOf(t, path); v != store.FormatVersion || forms != "222222" {
+		t.Errorf("migrated cassette is format %d with records %s, want %d and six format-2 records", v, forms, store.FormatVersion)
+	}
+	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
+		t.Errorf("export of the migrated cassette differs from the format-1 export:\n%s", got)
+	}
+	before, _ := os.ReadFile(path)
+	again, err := Migrate(path, testKeys, "test-rules", Options{Version: "test"})
+	if err != nil || again.From != store.FormatVersion || again.To != store.FormatVersion || again.Interactions != 6 {
+		t.Errorf("second Migrate = %+v, %v; want the file left as it was", again, err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("second Migrate changed the file")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries after Migrate, want the cassette alone", len(entries))
+	}
+}
+
+// Migrate of a file that is not there, or not a cassette, is an error that
+// names it, and creates nothing.
+func TestMigrateRefuses(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.cassette")
+	if _, err := Migrate(missing, testKeys, "", Options{}); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Migrate of a missing file: %v", err)
+	}
+	junk := filepath.Join(dir, "junk.cassette")
+	os.WriteFile(junk, []byte(strings.Repeat("not bbolt ", 1000)), 0o644)
+	if _, err := Migrate(junk, testKeys, "", Options{}); !errors.Is(err, store.ErrNotCassette) {
+		t.Errorf("Migrate of a file that is not a cassette: %v, want ErrNotCassette", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want the junk file alone", len(entries))
+	}
+}
+
+// The first append to a format-1 cassette upgrades every record to format
+// 2 in its transaction; the old interactions read as before.
+func TestAppendUpgradesV1(t *testing.T) {
+	path := copyV1(t)
+	c, err := Open(path, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := &Interaction{Upstream: "openai", Kind: "generic", Request: Request{Method: "GET", Path: "/new"}, Response: Response{Status: 200, Body: Body("new")}}
+	res, err := c.AppendAll([]Keyed{{Interaction: add, Key: "k", Shape: "s"}})
+	if err != nil || res[0].Err != nil || res[0].ID != 7 {
+		t.Fatalf("AppendAll = %+v, %v", res, err)
+	}
+	after, err := c.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if v, forms := formatOf(t, path); v != store.FormatVersion || forms != "2222222" {
+		t.Errorf("after an append the cassette is format %d with records %s, want every record in format %d", v, forms, store.FormatVersion)
+	}
+	a, _ := json.Marshal(before)
+	b, _ := json.Marshal(after[:len(before)])
+	if !bytes.Equal(a, b) {
+		t.Errorf("the upgraded interactions read\n%s\nwere\n%s", b, a)
+	}
+}
+
+// A cassette of a newer format is refused with an error that names the
+// file and both versions.
+func TestNewerFormatRefused(t *testing.T) {
+	path := copyV1(t)
+	// The metadata is JSON on a leaf page, which bbolt does not checksum.
+	raw, _ := os.ReadFile(path)
+	old := []byte(`"format_version":1`)
+	if !bytes.Contains(raw, old) {
+		t.Fatal("metadata not found in the fixture")
+	}
+	os.WriteFile(path, bytes.Replace(raw, old, []byte(`"format_version":3`), 1), 0o644)
+	_, err := Open(path, Options{ReadOnly: true})
+	if !errors.Is(err, store.ErrFormatVersion) || !strings.Contains(err.Error(), path) ||
+		!strings.Contains(err.Error(), "format version 3") || !strings.Contains(err.Error(), fmt.Sprint("up to ", store.FormatVersion)) {
+		t.Errorf("opening a format-3 cassette: %v", err)
+	}
+	_, err = Migrate(path, testKeys, "", Options{})
+	if !errors.Is(err, store.ErrFormatVersion) {
+		t.Errorf("migrating a format-3 cassette: %v", err)
+	}
+}
