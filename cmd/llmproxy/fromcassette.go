@@ -55,7 +55,14 @@ type (
 		Text      string     `yaml:"text,omitempty"`
 		Reasoning string     `yaml:"reasoning,omitempty"`
 		ToolCalls []fileCall `yaml:"tool-calls,omitempty"`
+		Finish    string     `yaml:"finish,omitempty"`
+		Usage     *fileUsage `yaml:"usage,omitempty"`
 		Error     *fileError `yaml:"error,omitempty"`
+	}
+	fileUsage struct {
+		Input     int `yaml:"input"`
+		Output    int `yaml:"output"`
+		Reasoning int `yaml:"reasoning,omitempty"`
 	}
 	fileCall struct {
 		Fixture   string `yaml:"fixture,omitempty"`
@@ -75,7 +82,7 @@ type cassetteConv struct {
 	steps      []int             // indexes into the scenario's steps
 	turns      []json.RawMessage // the last request's turns, compacted
 	responseID string            // the last answer's Responses id
-	calls      map[string]bool   // the last answer's call ids
+	calls      map[string]string // the last answer's calls: function name by call id
 }
 
 // responsesID finds a Responses answer's id in its recorded bytes.
@@ -162,11 +169,11 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 		step := fileStep{ID: fmt.Sprintf("i%d", i.ID)}
 		step.When = when(c, s, req, conv)
 		resp := i.Response.Bytes()
+		var r wire.Response
 		if i.Response.Status >= 400 {
 			step.Respond.Error = &fileError{Status: i.Response.Status, Message: errorMessage(resp)}
 		} else {
-			r, err := wire.ParseResponse(kind, i.Response.WireFraming(), resp)
-			if err != nil {
+			if r, err = wire.ParseResponse(kind, i.Response.WireFraming(), resp); err != nil {
 				return fmt.Errorf("interaction %d: %w", i.ID, err)
 			}
 			step.Respond = respond(c, s, r)
@@ -181,9 +188,9 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 		if m := responsesID.FindSubmatch(resp); m != nil {
 			conv.responseID = string(m[1])
 		}
-		conv.calls = map[string]bool{}
-		for _, tc := range step.Respond.ToolCalls {
-			conv.calls[tc.ID] = true
+		conv.calls = map[string]string{}
+		for _, tc := range r.ToolCalls {
+			conv.calls[tc.ID] = tc.Name
 		}
 		s.Steps = append(s.Steps, step)
 		return nil
@@ -269,14 +276,20 @@ func when(c *cassette.Cassette, s *fileScenario, req wire.Request, conv *cassett
 		}
 	}
 	for _, r := range req.ToolResults {
-		if !last || conv == nil || !conv.calls[r.CallID] {
+		if !last || conv == nil {
+			continue
+		}
+		name, ok := conv.calls[r.CallID]
+		if !ok {
 			continue
 		}
 		if fx, ok := fixtureOf(c, s, r.CallID); ok {
 			results = append(results, fileResult{Fixture: fx})
 			continue
 		}
-		results = append(results, fileResult{Name: r.Name, ID: r.CallID})
+		// A request that names the call only by id (previous_response_id)
+		// has the function's name in the answer that made the call.
+		results = append(results, fileResult{Name: cmp(r.Name, name), ID: r.CallID})
 	}
 	if len(results) > 0 {
 		return &fileWhen{ToolResult: results}
@@ -315,9 +328,28 @@ func fixtureOf(c *cassette.Cassette, s *fileScenario, callID string) (string, bo
 	return name, true
 }
 
-// respond is a step's answer: the recorded text, reasoning and tool calls.
+// respond is a step's answer: the recorded text, reasoning, tool calls,
+// finish reason (when it is not the default for the answer, and is one the
+// scenario format names) and usage (when the answer carried one).
 func respond(c *cassette.Cassette, s *fileScenario, r wire.Response) fileRespond {
 	out := fileRespond{Text: r.Text, Reasoning: r.Reasoning}
+	switch def := wire.FinishStop; r.Finish {
+	case wire.FinishStop, wire.FinishLength, wire.FinishToolCalls:
+		if len(r.ToolCalls) > 0 {
+			def = wire.FinishToolCalls
+		}
+		if r.Finish != def {
+			out.Finish = string(r.Finish)
+		}
+	}
+	// A usage the format cannot hold (negative, or more reasoning than
+	// output, as no provider sends) is left to mock's default.
+	if u := r.Usage; u != (wire.Usage{}) && u.Input >= 0 && u.Output >= 0 {
+		out.Usage = &fileUsage{Input: u.Input, Output: u.Output}
+		if u.Reasoning > 0 && u.Reasoning <= u.Output {
+			out.Usage.Reasoning = u.Reasoning
+		}
+	}
 	for _, tc := range r.ToolCalls {
 		if fx, ok := fixtureOf(c, s, tc.ID); ok {
 			out.ToolCalls = append(out.ToolCalls, fileCall{Fixture: fx})
