@@ -233,3 +233,27 @@ func TestNewerFormatRefused(t *testing.T) {
 		t.Errorf("migrating a format-3 cassette: %v", err)
 	}
 }
+
+// Replace (scrub, import --force, a reindex on disk) writes every record
+// in format 2, and stamps it.
+func TestReplaceWritesFormat2(t *testing.T) {
+	path := copyV1(t)
+	c, err := Open(path, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, err := c.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Replace(ct, testKeys); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if v, forms := formatOf(t, path); v != store.FormatVersion || forms != "222222" {
+		t.Errorf("after Replace the cassette is format %d with records %s, want every record in format %d", v, forms, store.FormatVersion)
+	}
+	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
+		t.Errorf("export after Replace differs from the format-1 export:\n%s", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/store"
 )
 
 // copyV1Cassette copies the format-1 cassette of package cassette's
@@ -125,6 +126,49 @@ func TestReplayFormat1And2Alike(t *testing.T) {
 		got := replayAll(t, tc.mode, tc.path, tc.edit)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s served\n%q\nformat 1 from the page served\n%q", tc.name, got, want)
+		}
+	}
+}
+
+// A damaged record is a 500 whose message names the cassette, the
+// interaction and what is wrong; the server goes on serving.
+func TestReplayDamagedRecord(t *testing.T) {
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := proxy.NewMatcher(match.Rules{}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := &cassette.Interaction{Upstream: "openai", Kind: "openai-chat",
+		Request:  cassette.Request{Method: http.MethodPost, Path: chatAPI.path, Headers: http.Header{"Content-Type": {"application/json"}}, Body: []byte(chatAPI.body)},
+		Response: cassette.Response{Status: 200, Body: []byte(`{}`)}}
+	// The server's matcher: the default upstream is the openai one, so
+	// the two spellings of its routes are one.
+	served := m.WithAlias(cassette.DefaultUpstream, "openai")
+	key, shape, err := proxy.Keys(served)(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := cassettePath(t)
+	st, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A format-2 record whose event table ends past its events.
+	bad := []byte{0x02, 0, 0, 0, 1, 16, 'x', 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0}
+	err = st.Replace(store.Contents{Records: []store.Record{{ID: 1, Key: key, Shape: shape, Value: bad}}, Meta: store.Meta{IndexRules: served.Fingerprint()}})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Matcher, c.Redactor = m, r })
+	for range 2 {
+		got := send(t, h.URL(), chatAPI.path, chatAPI.body)
+		if got.status != http.StatusInternalServerError || !bytes.Contains(got.body, []byte("interaction 1")) ||
+			!bytes.Contains(got.body, []byte("damaged interaction record")) || !bytes.Contains(got.body, []byte(filepath.Base(path))) {
+			t.Errorf("a damaged record answered %d %s, want 500 naming the cassette, interaction 1 and the damage", got.status, got.body)
 		}
 	}
 }
