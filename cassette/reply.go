@@ -27,7 +27,7 @@ func (c *Cassette) Read(fn func(r *Reader) error) error {
 }
 
 // Lookup returns the ids indexed under a match key, in recorded order.
-func (r *Reader) Lookup(key string) []uint64 { return r.tx.Lookup(key) }
+func (r *Reader) Lookup(key string) ([]uint64, error) { return r.tx.Lookup(key) }
 
 // Reply returns the recorded response of an interaction, without decoding
 // its body or events: it checks the record's framing and event table, and

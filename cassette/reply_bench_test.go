@@ -75,7 +75,11 @@ func BenchmarkReply(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					err := c.Read(func(r *Reader) error {
-						rep, err := r.Reply(r.Lookup("key")[0])
+						ids, err := r.Lookup("key")
+						if err != nil {
+							return err
+						}
+						rep, err := r.Reply(ids[0])
 						if err != nil {
 							return err
 						}

@@ -83,13 +83,13 @@ func (ix *index) lookup(key string) ([]uint64, error) {
 }
 
 // lookupIn is lookup inside a read transaction of the cassette.
-func (ix *index) lookupIn(r *cassette.Reader, key string) []uint64 {
+func (ix *index) lookupIn(r *cassette.Reader, key string) ([]uint64, error) {
 	if ix.keys == nil {
 		return r.Lookup(key)
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.keys[key]
+	return ix.keys[key], nil
 }
 
 // shape returns the recordings of a shape, in recorded order.

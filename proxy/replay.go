@@ -82,7 +82,10 @@ func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64
 	)
 	err := x.tape.c.Read(func(r *cassette.Reader) error {
 		if t.ids == nil {
-			t.ids = x.tape.index.lookupIn(r, x.key)
+			var err error
+			if t.ids, err = x.tape.index.lookupIn(r, x.key); err != nil {
+				return err
+			}
 		}
 		if len(t.ids) == 0 {
 			return nil

@@ -687,24 +687,42 @@ type Tx struct {
 // file's mapped pages: valid only until fn returns, and never to be
 // changed. While fn runs, a write of this process that must grow the file
 // (and with it the memory map) waits for fn to return; no other write
-// waits. A panic in fn is fn's own, passed on; a damaged page bbolt meets
-// is an error wrapping ErrCorrupt.
+// waits. A damaged page that a Tx method meets is its error, wrapping
+// ErrCorrupt; any other panic in fn is fn's own, passed on.
 func (s *Store) Read(fn func(tx *Tx) error) error {
 	return s.view("read", func(tx *bolt.Tx) error {
 		return callback(func() error { return fn(&Tx{tx: tx, path: s.path}) })
 	})
 }
 
+// read runs a read of the transaction's pages, and turns bbolt's panic on
+// a damaged page (or a fault on the memory map, which guard makes a
+// panic) into an error naming the file and what was read.
+// what names the read, and is called only for that error.
+func (t *Tx) read(what func() string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cassette %s: %s: %v: %w", t.path, what(), r, ErrCorrupt)
+		}
+	}()
+	return fn()
+}
+
 // Lookup returns, in recorded order, the ids indexed under a match key.
-func (t *Tx) Lookup(key string) []uint64 { return seek(t.tx, bucketIndex, key) }
+func (t *Tx) Lookup(key string) (ids []uint64, err error) {
+	err = t.read(func() string { return "index" }, func() error { ids = seek(t.tx, bucketIndex, key); return nil })
+	return ids, err
+}
 
 // Get returns the stored record of an interaction, the file's own bytes.
-func (t *Tx) Get(id uint64) ([]byte, error) {
-	v := t.tx.Bucket(bucketInteractions).Get(idKey(id))
-	if v == nil {
-		return nil, fmt.Errorf("cassette %s: interaction %d: %w", t.path, id, ErrNotFound)
-	}
-	return v, nil
+func (t *Tx) Get(id uint64) (v []byte, err error) {
+	err = t.read(func() string { return fmt.Sprint("interaction ", id) }, func() error {
+		if v = t.tx.Bucket(bucketInteractions).Get(idKey(id)); v == nil {
+			return fmt.Errorf("cassette %s: interaction %d: %w", t.path, id, ErrNotFound)
+		}
+		return nil
+	})
+	return v, err
 }
 
 // Len is the number of interactions.
