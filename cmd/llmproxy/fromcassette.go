@@ -8,10 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -84,9 +82,6 @@ type cassetteConv struct {
 	responseID string            // the last answer's Responses id
 	calls      map[string]string // the last answer's calls: function name by call id
 }
-
-// responsesID finds a Responses answer's id in its recorded bytes.
-var responsesID = regexp.MustCompile(`"id"\s*:\s*"(resp_[^"]+)"`)
 
 // runScenarioFromCassette writes a scenario that answers a cassette's
 // recorded conversations as they were answered.
@@ -165,7 +160,7 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 			return fmt.Errorf("interaction %d: %w", i.ID, err)
 		}
 		turns := compactTurns(req, body)
-		conv := continued(convs, turns, gjson.GetBytes(body, "previous_response_id").String())
+		conv := continued(convs, turns, req.Previous)
 		step := fileStep{ID: fmt.Sprintf("i%d", i.ID)}
 		step.When = when(c, s, req, conv)
 		resp := i.Response.Bytes()
@@ -184,10 +179,7 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 		}
 		conv.steps = append(conv.steps, len(s.Steps))
 		conv.turns = turns
-		conv.responseID = ""
-		if m := responsesID.FindSubmatch(resp); m != nil {
-			conv.responseID = string(m[1])
-		}
+		conv.responseID = r.ResponseID
 		conv.calls = map[string]string{}
 		for _, tc := range r.ToolCalls {
 			conv.calls[tc.ID] = tc.Name
@@ -375,10 +367,8 @@ func jsonValue(raw []byte) any {
 
 // errorMessage is the message of a recorded error body.
 func errorMessage(body []byte) string {
-	for _, p := range []string{"error.message", "message", "error"} {
-		if v := gjson.GetBytes(body, p); v.Type == gjson.String && v.String() != "" {
-			return v.String()
-		}
+	if m := wire.ErrorMessage(body); m != "" {
+		return m
 	}
 	return "recorded error"
 }
