@@ -130,12 +130,13 @@ type Migration struct {
 
 // Migrate rewrites the cassette at path in the current store format
 // (store.FormatVersion), as a whole new file put in place atomically (see
-// Draft): a crash or a kill leaves the old file. The interactions, fixtures
-// and metadata are kept, so the cassette exports the same bytes; its index
-// is rebuilt with keys, under the fingerprint indexRules. A cassette
-// already in the current format is left untouched. The file is held with
-// the writer's lock throughout, so no recording can slip in and be lost.
-func Migrate(path string, keys Keys, indexRules string, opts Options) (Migration, error) {
+// Draft): a crash or a kill leaves the old file. Nothing but the form of
+// the records changes: the interactions, fixtures, metadata and the index
+// (its keys and the rules it was built under) are kept, so the cassette
+// exports the same bytes and matches as before. A cassette already in the
+// current format is left untouched. The file is held with the writer's
+// lock throughout, so no recording can slip in and be lost.
+func Migrate(path string, opts Options) (Migration, error) {
 	opts.ReadOnly, opts.Overwrite = false, false
 	if _, err := os.Stat(path); err != nil {
 		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
@@ -149,21 +150,29 @@ func Migrate(path string, keys Keys, indexRules string, opts Options) (Migration
 	if err != nil {
 		return Migration{}, err
 	}
-	mig := Migration{From: m.FormatVersion, To: store.FormatVersion}
-	if m.FormatVersion >= store.FormatVersion {
-		mig.To = m.FormatVersion
-		n, err := c.Len()
-		mig.Interactions = n
-		return mig, err
-	}
-	ct, err := c.Load()
+	n, err := c.Len()
 	if err != nil {
 		return Migration{}, err
 	}
-	mig.Interactions, mig.Fixtures = len(ct.Interactions), len(ct.Fixtures)
-	ct.Meta.IndexRules = indexRules
-	if err := WriteFile(path, ct, keys, opts); err != nil {
+	fx, err := c.Fixtures()
+	if err != nil {
 		return Migration{}, err
 	}
+	mig := Migration{From: m.FormatVersion, To: m.FormatVersion, Interactions: n, Fixtures: len(fx)}
+	if m.FormatVersion >= store.FormatVersion {
+		return mig, nil
+	}
+	d, err := Create(path, opts)
+	if err != nil {
+		return Migration{}, err
+	}
+	defer d.Discard()
+	if err := c.st.CopyTo(d.st, upgrade); err != nil {
+		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	if err := d.Commit(); err != nil {
+		return Migration{}, err
+	}
+	mig.To = store.FormatVersion
 	return mig, nil
 }

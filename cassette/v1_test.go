@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmproxy/llmproxy/store"
+	bolt "go.etcd.io/bbolt"
 )
 
 // copyV1 copies testdata/v1.cassette (written by the format-1 code) into a
@@ -82,6 +83,27 @@ func formatOf(t *testing.T, path string) (int, string) {
 	return m.FormatVersion, forms.String()
 }
 
+// bucketDump is every key and value of a bucket of the cassette at path.
+func bucketDump(t *testing.T, path, bucket string) string {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var b strings.Builder
+	err = db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(bucket)).ForEach(func(k, v []byte) error {
+			fmt.Fprintf(&b, "%q=%q\n", k, v)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // testKeys indexes an interaction under its method and path, enough for
 // these tests (the proxy's keys are tested in package proxy).
 func testKeys(i *Interaction) (string, string, error) {
@@ -131,11 +153,15 @@ func TestV1CassetteReads(t *testing.T) {
 }
 
 // Migrate rewrites a format-1 cassette in format 2, every record included,
-// and the migrated cassette exports the same bytes. A second Migrate leaves
-// the file alone.
+// and the migrated cassette exports the same bytes and keeps its index and
+// metadata as they were. A second Migrate leaves the file alone.
 func TestMigrate(t *testing.T) {
 	path := copyV1(t)
-	mig, err := Migrate(path, testKeys, "test-rules", Options{Version: "test"})
+	old := filepath.Join(t.TempDir(), "old.cassette")
+	if b, err := os.ReadFile(path); err != nil || os.WriteFile(old, b, 0o644) != nil {
+		t.Fatal(err)
+	}
+	mig, err := Migrate(path, Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +174,17 @@ func TestMigrate(t *testing.T) {
 	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
 		t.Errorf("export of the migrated cassette differs from the format-1 export:\n%s", got)
 	}
+	for _, bucket := range []string{"meta", "index", "shapes", "fixtures"} {
+		a, b := bucketDump(t, old, bucket), bucketDump(t, path, bucket)
+		if bucket == "meta" {
+			a = strings.Replace(a, `format_version\":1`, `format_version\":2`, 1) // as %q writes it
+		}
+		if a != b {
+			t.Errorf("bucket %s after Migrate:\n%s\nbefore:\n%s", bucket, b, a)
+		}
+	}
 	before, _ := os.ReadFile(path)
-	again, err := Migrate(path, testKeys, "test-rules", Options{Version: "test"})
+	again, err := Migrate(path, Options{Version: "test"})
 	if err != nil || again.From != store.FormatVersion || again.To != store.FormatVersion || again.Interactions != 6 {
 		t.Errorf("second Migrate = %+v, %v; want the file left as it was", again, err)
 	}
@@ -167,12 +202,12 @@ func TestMigrate(t *testing.T) {
 func TestMigrateRefuses(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "none.cassette")
-	if _, err := Migrate(missing, testKeys, "", Options{}); err == nil || !strings.Contains(err.Error(), missing) {
+	if _, err := Migrate(missing, Options{}); err == nil || !strings.Contains(err.Error(), missing) {
 		t.Errorf("Migrate of a missing file: %v", err)
 	}
 	junk := filepath.Join(dir, "junk.cassette")
 	os.WriteFile(junk, []byte(strings.Repeat("not bbolt ", 1000)), 0o644)
-	if _, err := Migrate(junk, testKeys, "", Options{}); !errors.Is(err, store.ErrNotCassette) {
+	if _, err := Migrate(junk, Options{}); !errors.Is(err, store.ErrNotCassette) {
 		t.Errorf("Migrate of a file that is not a cassette: %v, want ErrNotCassette", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
@@ -228,7 +263,7 @@ func TestNewerFormatRefused(t *testing.T) {
 		!strings.Contains(err.Error(), "format version 3") || !strings.Contains(err.Error(), fmt.Sprint("up to ", store.FormatVersion)) {
 		t.Errorf("opening a format-3 cassette: %v", err)
 	}
-	_, err = Migrate(path, testKeys, "", Options{})
+	_, err = Migrate(path, Options{})
 	if !errors.Is(err, store.ErrFormatVersion) {
 		t.Errorf("migrating a format-3 cassette: %v", err)
 	}

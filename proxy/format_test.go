@@ -95,15 +95,7 @@ func TestReplayFormat1And2Alike(t *testing.T) {
 	dir := t.TempDir()
 	v1 := copyV1Cassette(t, dir, "v1.cassette")
 	v2 := copyV1Cassette(t, dir, "v2.cassette")
-	r, err := cassette.NewRedactor(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if mig, err := cassette.Migrate(v2, proxy.Keys(m), m.Fingerprint(), cassette.Options{Version: "test"}); err != nil || mig.From != 1 {
+	if mig, err := cassette.Migrate(v2, cassette.Options{Version: "test"}); err != nil || mig.From != 1 {
 		t.Fatalf("Migrate = %+v, %v", mig, err)
 	}
 	want := replayAll(t, proxy.ModeReplay, v1, nil)

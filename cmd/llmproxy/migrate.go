@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // runMigrate rewrites a cassette of an older store format in the current
@@ -28,11 +27,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("--cassette %s: %w", *path, err)
 	}
-	m, err := defaultMatcher()
-	if err != nil {
-		return err
-	}
-	mig, err := cassette.Migrate(*path, proxy.Keys(m), m.Fingerprint(), cassette.Options{Version: version})
+	mig, err := cassette.Migrate(*path, cassette.Options{Version: version})
 	if err != nil {
 		return fmt.Errorf("migrate %s: %w", *path, err)
 	}
