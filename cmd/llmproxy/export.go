@@ -119,13 +119,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return replaceCassette(*path, ct, m, *force)
 }
 
-// defaultMatcher is the matcher cassettes are indexed with on disk.
+// defaultMatcher is the matcher cassettes are indexed with on disk: the one
+// replay, record and auto use with no matching flags and the default
+// upstreams, so that they serve an imported or scrubbed cassette from its
+// own index instead of indexing every interaction again at start.
 func defaultMatcher() (*match.Matcher, error) {
 	r, err := cassette.NewRedactor(nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return proxy.NewMatcher(match.Rules{}, r)
+	m, err := proxy.NewMatcher(match.Rules{}, r)
+	if err != nil {
+		return nil, err
+	}
+	return proxy.DefaultRouteMatcher(m), nil
 }
 
 // replaceCassette writes ct as the whole contents of the cassette at path:
