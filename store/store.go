@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -142,21 +141,6 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	if o.ReadOnly {
-		// The check in init read every page into the memory map; a reader
-		// reopens the file so that only the pages it serves stay resident.
-		// (A writer keeps its lock instead: another writer could take the
-		// file between a close and a reopen. Such a writer is an llmproxy
-		// writing a sound file, so the reopened file is not checked again:
-		// a process that writes the file behind bbolt's locks could as
-		// well do so while the file is being served.)
-		if err := db.Close(); err != nil {
-			return nil, fmt.Errorf("open cassette %s: %w", path, err)
-		}
-		if s.db, err = openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: true}, false); err != nil {
-			return nil, fmt.Errorf("open cassette %s: reopen after the check: %w", path, err)
-		}
-	}
 	return s, nil
 }
 
@@ -164,9 +148,11 @@ func Open(path string, opts *Options) (*Store, error) {
 // faults on its memory map) when a page it reads is corrupt, and that panic
 // is returned as an error wrapping ErrCorrupt, with the file closed.
 //
-// With walk set, walkPages checks the page tree before bbolt reads any
-// page beyond the metas: a file whose pages would make bbolt loop for ever
-// or allocate without bound is refused with ErrCorrupt. The walk runs in
+// With walk set, walkPages checks the whole file before bbolt reads any
+// page beyond the metas: a file whose pages would make bbolt loop for ever,
+// allocate without bound, fault or read the wrong key is refused with
+// ErrCorrupt. The walk reads the file, not bbolt's memory map, so that
+// only the pages a process serves become resident in it. The walk runs in
 // the OpenFile hook, once the file's lock is taken (by lockFile, on the
 // descriptor bbolt then locks again), because bolt.Open itself loads a
 // writer's freelist: it reads the freelist page or, when the file keeps
@@ -304,9 +290,8 @@ func (s *Store) init(version string) error {
 	case err != nil:
 		return err
 	case ready:
-		// The whole file is checked before a writer builds on it, or a
-		// reader serves from it.
-		return s.verify()
+		// The whole file was checked (walkPages) before bbolt read it.
+		return nil
 	case s.readOnly:
 		return fmt.Errorf("open cassette %s: empty bbolt file: %w", s.path, ErrNotCassette)
 	}
@@ -323,56 +308,6 @@ func (s *Store) init(version string) error {
 		now := s.now().UTC()
 		return putMeta(tx, Meta{FormatVersion: FormatVersion, Created: now, Updated: now, Version: version})
 	})
-}
-
-// verify reads every page reachable from the root, then runs bbolt's own
-// consistency check (free pages, page references, key order). The walk
-// comes first and runs under guard: bbolt's check runs on a goroutine of
-// its own, where a fault on a page beyond the file would end the process,
-// and after a clean walk on a file as long as its pages say (init checked
-// that), every page the check reads is known to be in range. It costs a read of the whole file,
-// about a quarter of a second for 100 MB.
-func (s *Store) verify() error {
-	return s.view("check", func(tx *bolt.Tx) error {
-		var sum byte
-		if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, &sum) }); err != nil {
-			return err
-		}
-		runtime.KeepAlive(sum)
-		var first error
-		n := 0
-		for err := range tx.Check() {
-			if first == nil {
-				first = err
-			}
-			n++
-		}
-		if first != nil {
-			return fmt.Errorf("open cassette %s: %d problem(s), the first: %v: %w", s.path, n, first, ErrCorrupt)
-		}
-		return nil
-	})
-}
-
-// walkBucket reads every key and value of a bucket and of the buckets
-// nested in it, so that bbolt reads each of their pages; sum keeps the
-// reads from being optimised away.
-func walkBucket(b *bolt.Bucket, sum *byte) error {
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if v == nil {
-			if nb := b.Bucket(k); nb != nil {
-				if err := walkBucket(nb, sum); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if len(v) > 0 {
-			*sum ^= v[0] ^ v[len(v)-1] // the first and last page of an overflowing value
-		}
-	}
-	return nil
 }
 
 func putMeta(tx *bolt.Tx, m Meta) error {
