@@ -54,6 +54,12 @@ type Options struct {
 	// time. Until then the old contents stay readable, and a process that
 	// ends before that write leaves them as they were.
 	Overwrite bool
+	// ResidentLimit bounds, in a read-only store, the bytes of the file
+	// that reads leave mapped in the process: each time reads have touched
+	// that many, the file's pages are dropped from the process (they stay in
+	// the system's page cache). Zero means DefaultResidentLimit; negative,
+	// no bound. A writable store does not drop pages.
+	ResidentLimit int64
 }
 
 // Meta is a cassette's metadata.
@@ -96,6 +102,8 @@ type Store struct {
 	// other append can slip in between its commit and clearing the flag.
 	appendMu sync.Mutex
 	reset    bool // Options.Overwrite, until the first append
+
+	res resident // for a read-only store: bounds what stays mapped
 }
 
 // Open opens the cassette at path, creating it unless opts.ReadOnly.
@@ -140,6 +148,14 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err := s.init(o.Version); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if o.ReadOnly && o.ResidentLimit >= 0 {
+		s.res.limit = o.ResidentLimit
+		if s.res.limit == 0 {
+			s.res.limit = DefaultResidentLimit
+		}
+		info := db.Info()
+		s.res.addr, s.res.page = info.Data, int64(info.PageSize)
 	}
 	return s, nil
 }
@@ -282,6 +298,7 @@ func (s *Store) init(version string) error {
 		if st.Size() < tx.Size() {
 			return fmt.Errorf("open cassette %s: the file has %d bytes, its pages need %d (truncated?): %w", s.path, st.Size(), tx.Size(), ErrCorrupt)
 		}
+		s.res.size = tx.Size() // a reader's map covers at least these pages, and never moves
 		var err error
 		ready, err = check(tx)
 		return err
@@ -333,6 +350,7 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Close releases the file and its lock.
 func (s *Store) Close() error {
+	s.res.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close cassette %s: %w", s.path, err)
 	}
@@ -516,6 +534,7 @@ func (s *Store) Get(id uint64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: interaction %d: %w", s.path, id, err)
 	}
+	s.res.read(len(v))
 	return v, nil
 }
 
@@ -546,6 +565,7 @@ func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: %w", s.path, err)
 	}
+	s.res.read(0)
 	return ids, nil
 }
 
@@ -568,6 +588,7 @@ func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
 			if len(k) != 8 {
 				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
 			}
+			s.res.read(len(v))
 			return callback(func() error { return fn(binary.BigEndian.Uint64(k), v) })
 		})
 	})
@@ -607,6 +628,7 @@ func (s *Store) Range(from uint64, back bool, fn func(id uint64, value []byte) (
 			if len(k) != 8 {
 				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
 			}
+			s.res.read(len(v))
 			var more bool
 			err := callback(func() (err error) {
 				more, err = fn(binary.BigEndian.Uint64(k), v)
@@ -642,6 +664,7 @@ func (s *Store) Fixture(callID string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: fixture %q: %w", s.path, callID, err)
 	}
+	s.res.read(len(v))
 	return v, nil
 }
 
