@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
@@ -108,15 +110,29 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	for _, i := range ct.Interactions {
-		red.Redact(i)
-	}
+	redactAll(red, ct.Interactions)
 	m, err := defaultMatcher()
 	if err != nil {
 		return err
 	}
 	ct.Meta.IndexRules = m.Fingerprint()
 	return replaceCassette(*path, ct, m, *force)
+}
+
+// redactAll redacts every interaction, on every CPU at once.
+func redactAll(red *cassette.Redactor, all []*cassette.Interaction) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(all)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := w; n < len(all); n += workers {
+				red.Redact(all[n])
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // defaultMatcher is the matcher cassettes are indexed with on disk: the one
