@@ -61,9 +61,11 @@ type Options struct {
 	Overwrite bool
 	// ResidentLimit bounds, in a read-only store, the bytes of the file
 	// that reads leave mapped in the process: each time reads have touched
-	// that many, the file's pages are dropped from the process (they stay in
-	// the system's page cache). Zero means DefaultResidentLimit; negative,
-	// no bound. A writable store does not drop pages.
+	// about that many, the file's pages are dropped from the process (they
+	// stay in the system's page cache), so what stays mapped is a few times
+	// the limit at most, whatever the file's size. Zero means
+	// DefaultResidentLimit; negative, no bound. A writable store does not
+	// drop pages.
 	ResidentLimit int64
 	// MapSize, when larger than the file, is the size a writer maps at
 	// open: the size the file is expected to reach. bbolt maps the file
