@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -15,8 +21,8 @@ import (
 // recordedAt is the recording time written into bench cassettes.
 var recordedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// matcher is the matcher `llmproxy replay` uses with no --ignore flag, so
-// that the index the bench writes is the one the proxy reads.
+// matcher is the matcher `llmproxy import` indexes a cassette with, so
+// that a cassette the bench writes is indexed as an imported one.
 func matcher() (*match.Matcher, *cassette.Redactor, error) {
 	r, err := cassette.NewRedactor(nil, nil)
 	if err != nil {
@@ -55,15 +61,6 @@ func jsonRecorded(body []byte) cassette.Response {
 	return cassette.Response{Status: http.StatusOK, Headers: responseHeaders("application/json"), Body: body, TTFBMillis: 480, DurationMillis: 574}
 }
 
-func sseRecorded() cassette.Response {
-	r := cassette.Response{Status: http.StatusOK, Headers: responseHeaders("text/event-stream; charset=utf-8"), Framing: wire.FramingSSE.String(), TTFBMillis: 300}
-	for i, e := range sseStream() {
-		r.Events = append(r.Events, cassette.Event{AtMillis: 300 + float64(i)*5, Data: e})
-	}
-	r.DurationMillis = r.Events[len(r.Events)-1].AtMillis
-	return r
-}
-
 // writeCassette writes interactions to a new cassette at path in one
 // transaction, indexed the way replay reads them.
 func writeCassette(path string, all []*cassette.Interaction) error {
@@ -89,23 +86,75 @@ func writeCassette(path string, all []*cassette.Interaction) error {
 	return c.Close()
 }
 
-// buildReplayCassette holds the two interactions of the replay scenario:
-// request 0 answered with the 2 KB JSON, and its streamed variant answered
-// with the 200-event SSE stream.
+// buildReplayCassette records the two interactions of the replay scenario
+// through llmproxy in record mode, in process, from the bare handler:
+// request 0 answered with the 2 KB JSON, and its streamed variant with the
+// 200-event SSE stream. Recording, rather than writing the cassette, gives
+// it the index a recorded cassette has, whatever rules replay uses.
 func buildReplayCassette(path string) error {
-	return writeCassette(path, []*cassette.Interaction{
-		interaction(requestBody(0, false), jsonRecorded(jsonResponse())),
-		interaction(requestBody(0, true), sseRecorded()),
-	})
+	up := httptest.NewServer(newUpstream())
+	defer up.Close()
+	u, err := url.Parse(up.URL)
+	if err != nil {
+		return err
+	}
+	c, err := cassette.Open(path, cassette.Options{Version: "bench"})
+	if err != nil {
+		return err
+	}
+	p, err := proxy.New(proxy.Config{Mode: proxy.ModeRecord, Cassette: c, Upstreams: map[string]*url.URL{"openai": u}, Default: u,
+		Logger: slog.New(slog.DiscardHandler), Version: "bench"})
+	if err != nil {
+		c.Close()
+		return err
+	}
+	for _, stream := range []bool{false, true} {
+		want := jsonResponse()
+		if stream {
+			want = bytes.Join(sseStream(), nil)
+		}
+		r := httptest.NewRequest(http.MethodPost, chatPath, bytes.NewReader(requestBody(0, stream)))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", "Bearer sk-bench")
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, r)
+		if err = check(w.Code, w.Body.Bytes(), want); err != nil {
+			err = fmt.Errorf("recording the replay cassette (stream %t): %w", stream, err)
+			break
+		}
+	}
+	// Close writes what was recorded.
+	return errors.Join(err, p.Close(), c.Close())
 }
 
-// buildScaleCassette holds n distinct requests, each answered with the
-// 2 KB JSON.
-func buildScaleCassette(path string, n int) error {
-	body := jsonResponse()
+// writeScaleExport writes the export of a cassette of n distinct requests,
+// request k answered with scaleAnswer(k): what `llmproxy import` reads to
+// build the scale scenario's cassette.
+func writeScaleExport(path string, n int) error {
 	all := make([]*cassette.Interaction, n)
 	for k := range all {
-		all[k] = interaction(requestBody(k, false), jsonRecorded(body))
+		all[k] = interaction(requestBody(k, false), jsonRecorded(scaleAnswer(k)))
+		all[k].ID = uint64(k + 1) // an export numbers its interactions 1..n
+	}
+	ct := &cassette.Contents{Meta: store.Meta{Created: recordedAt, Updated: recordedAt, Version: "bench"}, Interactions: all}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := cassette.WriteExport(f, ct); err != nil {
+		f.Close()
+		return fmt.Errorf("export of %d: %w", n, err)
+	}
+	return f.Close()
+}
+
+// buildScaleCassette writes a cassette of n distinct requests, request k
+// answered with scaleAnswer(k), in one transaction (for the in-process
+// benchmarks; the scale scenario imports an export instead).
+func buildScaleCassette(path string, n int) error {
+	all := make([]*cassette.Interaction, n)
+	for k := range all {
+		all[k] = interaction(requestBody(k, false), jsonRecorded(scaleAnswer(k)))
 	}
 	if err := writeCassette(path, all); err != nil {
 		return fmt.Errorf("build cassette of %d: %w", n, err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -17,9 +18,15 @@ import (
 // memory can be read alone and nothing it allocates slows the load
 // generator's garbage collector or the other way round.
 type child struct {
-	cmd     *exec.Cmd
+	name string
+	cmd  *exec.Cmd
+	// stdin, when set, ends the child when closed (the bench's own
+	// servers); a peer is ended with SIGTERM instead.
 	stdin   io.WriteCloser
 	logPath string
+	// exited is closed once the process has ended, with waitErr.
+	exited  chan struct{}
+	waitErr error
 	// URL is the server's base URL.
 	URL string
 	// Started is when the process was started; Ready when it printed its
@@ -50,7 +57,7 @@ func startChild(dir string, o serveOptions) (*child, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	c := &child{cmd: exec.Command(exe, args...), logPath: logf.Name()}
+	c := &child{name: o.kind, cmd: exec.Command(exe, args...), logPath: logf.Name()}
 	c.cmd.Stderr = logf
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
@@ -63,6 +70,7 @@ func startChild(dir string, o serveOptions) (*child, error) {
 	if err := c.cmd.Start(); err != nil {
 		return nil, err
 	}
+	c.watch()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	c.Ready = time.Now()
 	f := strings.Fields(line)
@@ -88,27 +96,73 @@ func (c *child) tail() string {
 	return "\n" + filepath.Base(c.logPath) + ":\n" + string(b)
 }
 
-// stop closes the child's standard input, which ends it, and waits.
+// stop ends the child and waits: it closes the standard input of one of
+// the bench's own servers, and sends SIGTERM to a peer (whose exit status
+// after it is not an error). A child still running 10 s later is killed.
 func (c *child) stop() error {
-	c.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
+	if c.stdin != nil {
+		c.stdin.Close()
+	} else {
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	}
 	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("server %s: %w%s", c.cmd.Args[2], err, c.tail())
+	case <-c.exited:
+		if c.waitErr != nil && c.stdin != nil {
+			return fmt.Errorf("server %s: %w%s", c.name, c.waitErr, c.tail())
 		}
 		return nil
 	case <-time.After(10 * time.Second):
 		_ = c.cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("server %s did not stop within 10s", c.cmd.Args[2])
+		<-c.exited
+		return fmt.Errorf("server %s did not stop within 10s", c.name)
 	}
 }
 
-// cpu is the CPU time the child has used so far (user and system).
+// watch waits for the started process in the background, so that its end
+// is noticed (exited) and it is reaped.
+func (c *child) watch() {
+	c.exited = make(chan struct{})
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+}
+
+// tree is the child's process and every process below it (a peer's
+// wrapper may start the server as its own child).
+func (c *child) tree() []int {
+	pids := []int{c.cmd.Process.Pid}
+	for k := 0; k < len(pids); k++ {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pids[k]))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(t)
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
+	return pids
+}
+
+// cpu is the CPU time the child and its descendants have used so far
+// (user and system).
 func (c *child) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	var sum time.Duration
+	for k, pid := range c.tree() {
+		d, err := procCPU(pid)
+		if err != nil && k == 0 {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
+// procCPU is the CPU time process pid has used so far.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
@@ -133,9 +187,32 @@ type memStatus struct {
 	RSS, HWM, Anon, File int64 // bytes: VmRSS, VmHWM, RssAnon, RssFile
 }
 
-// mem reads the child's memory.
+// mem reads the memory of the child and its descendants, summed.
 func (c *child) mem() (memStatus, error) {
-	return readStatus(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	var sum memStatus
+	for k, pid := range c.tree() {
+		m, err := readStatus(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			if k == 0 {
+				return sum, err
+			}
+			continue
+		}
+		sum.RSS += m.RSS
+		sum.HWM += m.HWM
+		sum.Anon += m.Anon
+		sum.File += m.File
+	}
+	return sum, nil
+}
+
+// selfCPU is the CPU time this process (the load generator) has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func readStatus(path string) (memStatus, error) {

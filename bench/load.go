@@ -54,9 +54,13 @@ type load struct {
 	max   int
 	// body returns the body of the n-th request of the run.
 	body func(n int) []byte
-	// size is the response length every answer must have.
-	size int64
+	// want returns the answer the n-th request must get, byte for byte: any
+	// other answer counts as an error, not as a served request.
+	want func(n int) []byte
 }
+
+// same is a load's want for a run whose every answer is b.
+func same(b []byte) func(int) []byte { return func(int) []byte { return b } }
 
 // tally accumulates the runs of one server in one case.
 type tally struct {
@@ -70,6 +74,9 @@ type tally struct {
 	// cpu is the CPU time the server process spent in the runs, when it
 	// is a child process.
 	cpu time.Duration
+	// genCPU is the CPU time the load generator (this process) spent in
+	// the runs: it shares the machine's cores with the server.
+	genCPU time.Duration
 }
 
 // cpuPerRequest is the server's CPU time per answered request; 0 when
@@ -79,6 +86,14 @@ func (t *tally) cpuPerRequest() time.Duration {
 		return 0
 	}
 	return t.cpu / time.Duration(t.n)
+}
+
+// genCPUPerRequest is the load generator's CPU time per answered request.
+func (t *tally) genCPUPerRequest() time.Duration {
+	if t.n == 0 {
+		return 0
+	}
+	return t.genCPU / time.Duration(t.n)
 }
 
 // roundRatio is the median, over the rounds, of t's throughput over
@@ -123,6 +138,7 @@ func (l load) run(c *http.Client, base string, t *tally) {
 			lat := make([]time.Duration, 0, 4096)
 			errs := 0
 			var firstErr error
+			var buf bytes.Buffer
 			for time.Now().Before(deadline) {
 				n := int(next.Add(1)) - 1
 				if n >= l.max {
@@ -131,11 +147,11 @@ func (l load) run(c *http.Client, base string, t *tally) {
 				t0 := time.Now()
 				resp, err := post(c, base, l.body(n))
 				if err == nil {
-					var got int64
-					got, err = io.Copy(io.Discard, resp.Body)
+					buf.Reset()
+					_, err = buf.ReadFrom(resp.Body)
 					resp.Body.Close()
-					if err == nil && (resp.StatusCode != http.StatusOK || got != l.size) {
-						err = fmt.Errorf("status %d, %d bytes (want 200, %d)", resp.StatusCode, got, l.size)
+					if err == nil {
+						err = check(resp.StatusCode, buf.Bytes(), l.want(n))
 					}
 				}
 				if err != nil {
@@ -163,6 +179,20 @@ func (l load) run(c *http.Client, base string, t *tally) {
 	t.rounds = append(t.rounds, float64(len(t.lat)-t.n)/elapsed.Seconds())
 	t.elapsed += elapsed
 	t.n = len(t.lat)
+}
+
+// check says how an answer differs from the one expected, nil when it is
+// the very bytes with status 200.
+func check(status int, got, want []byte) error {
+	if status == http.StatusOK && bytes.Equal(got, want) {
+		return nil
+	}
+	at := 0
+	for at < min(len(got), len(want)) && got[at] == want[at] {
+		at++
+	}
+	return fmt.Errorf("status %d, %d bytes, want 200 and the %d expected bytes; they differ from byte %d: got %.80q, want %.80q",
+		status, len(got), len(want), at, got[at:], want[at:])
 }
 
 // percentile of unsorted samples (sorted in place), nearest rank.

@@ -35,6 +35,8 @@ type plan struct {
 	// payloads limits the replay scenario to some payloads ("json", "sse"),
 	// for profiling one; nil runs both.
 	payloads map[string]bool
+	// peers is the npm peers to run in the replay scenario, by peerKey.
+	peers map[string]bool
 }
 
 func (p plan) logf(format string, args ...any) {
@@ -53,7 +55,7 @@ func (p plan) profile(name string) string {
 
 func fullPlan() plan {
 	return plan{
-		warm: 300 * time.Millisecond, round: 400 * time.Millisecond, rounds: 10, maxRequests: 1_000_000,
+		warm: 300 * time.Millisecond, round: 400 * time.Millisecond, rounds: 8, maxRequests: 1_000_000,
 		scaleSizes: []int{10, 1_000, 10_000, 100_000}, vcrMaxSize: 1_000,
 		recordRequests: 2000, recordStreams: 20, gap: 500 * time.Microsecond,
 		verbose: true,
@@ -75,9 +77,11 @@ func main() {
 	out := flag.String("out", filepath.Join("..", "docs"), "`dir`ectory for performance.md and performance.svg")
 	only := flag.String("only", "", "comma-separated scenarios to run (replay, replay-json, replay-sse, scale, record); the report is written only when all run")
 	profileDir := flag.String("profile", "", "write a CPU profile of each llmproxy server child into `dir`")
+	peerList := flag.String("peers", "aimock,mountebank,wiremock", "comma-separated npm `peers` of the replay scenario (aimock, mountebank, wiremock); \"none\" for none")
 	// The flags below are for the child processes the bench starts.
 	serve := flag.String("serve", "", "run as a server child of this `kind` (bare, replay, record, vcr)")
-	build := flag.Int("build", 0, "write a scale cassette of `n` interactions to -cassette and exit")
+	build := flag.Int("build", 0, "write the export of a scale cassette of `n` interactions to -export and exit")
+	exportPath := flag.String("export", "", "export `file` written by -build")
 	cassettePath := flag.String("cassette", "", "cassette `path` of a child")
 	upstreamURL := flag.String("upstream", "", "upstream `URL` of a record child")
 	cpuprofile := flag.String("cpuprofile", "", "CPU profile `file` of a server child")
@@ -92,7 +96,7 @@ func main() {
 		return
 	case *build > 0:
 		t0 := time.Now()
-		if err := buildScaleCassette(*cassettePath, *build); err != nil {
+		if err := writeScaleExport(*exportPath, *build); err != nil {
 			fmt.Fprintln(os.Stderr, "bench build:", err)
 			os.Exit(1)
 		}
@@ -105,6 +109,12 @@ func main() {
 		p = quickPlan()
 	}
 	p.profileDir = *profileDir
+	if *peerList != "none" {
+		p.peers = map[string]bool{}
+		for _, s := range strings.Split(*peerList, ",") {
+			p.peers[strings.TrimSpace(s)] = true
+		}
+	}
 	if err := run(p, *out, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -139,12 +149,17 @@ func run(p plan, out, only string) error {
 	}
 	rep := &report{plan: p, started: time.Now()}
 	if want["replay"] {
-		if rep.replay, err = replayScenario(p, dir); err != nil {
+		rep.peers = installPeers(p, p.peers)
+		if rep.replay, err = replayScenario(p, dir, rep.peers); err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
 	}
 	if want["scale"] {
-		if rep.scale, err = scaleScenario(p, dir); err != nil {
+		bin, err := buildLLMProxy(dir)
+		if err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
+		if rep.scale, err = scaleScenario(p, dir, bin); err != nil {
 			return fmt.Errorf("scale: %w", err)
 		}
 	}

@@ -94,7 +94,7 @@ func recordScenario(p plan, dir, profile string) (*recordResult, error) {
 		defer dc.CloseIdleConnections()
 		defer pc.CloseIdleConnections()
 		body := requestBody(0, false)
-		l := load{conns: 1, dur: time.Hour, max: 1, body: func(int) []byte { return body }, size: jsonSize}
+		l := load{conns: 1, dur: time.Hour, max: 1, body: func(int) []byte { return body }, want: same(jsonResponse())}
 		for range 20 { // warm both paths
 			l.run(dc, direct, &tally{})
 			l.run(pc, c.URL, &tally{})

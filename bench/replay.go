@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
@@ -17,6 +19,18 @@ type replayRow struct {
 	Server  string
 	t       *tally
 	Ratio   float64 // throughput over the limit's in the same case
+	// VsReplay is llmproxy's throughput over this server's in the same
+	// case (the median of the per-round ratios).
+	VsReplay float64
+	// Mem is the server's memory after the case; zero when it runs in the
+	// load generator's process.
+	Mem memStatus
+	// Note says how the server serves this case, when it differs from the
+	// others (a stream written as one body).
+	Note string
+	// Failed, when set, says why the row has no figures: the server could
+	// not start, or answered other bytes than the recorded ones.
+	Failed string
 }
 
 // server is one thing the load generator can aim at.
@@ -25,9 +39,13 @@ type server struct {
 	base   string
 	client func(conns int) *http.Client
 	proc   *child // the server's process; nil in process
+	warm   time.Duration
+	// oneWrite: a stream is written as one body.
+	oneWrite bool
 }
 
-// measure runs l against s, adding to t, with the server's CPU time.
+// measure runs l against s, adding to t, with the server's CPU time and
+// the load generator's.
 func (s server) measure(l load, c *http.Client, t *tally) error {
 	var before time.Duration
 	if s.proc != nil {
@@ -36,7 +54,9 @@ func (s server) measure(l load, c *http.Client, t *tally) error {
 			return err
 		}
 	}
+	g0 := selfCPU()
 	l.run(c, s.base, t)
+	t.genCPU += selfCPU() - g0
 	if s.proc != nil {
 		after, err := s.proc.cpu()
 		if err != nil {
@@ -47,6 +67,12 @@ func (s server) measure(l load, c *http.Client, t *tally) error {
 	return nil
 }
 
+// The payloads of the replay cases.
+const (
+	payloadJSON = "2 KB JSON"
+	payloadSSE  = "200-event SSE"
+)
+
 const (
 	nameLimit     = "limit: bare net/http handler"
 	nameReplay    = "llmproxy replay"
@@ -54,10 +80,10 @@ const (
 	nameVCRInProc = "go-vcr v4 RoundTripper, in process (no HTTP)"
 )
 
-// replayScenario measures replay throughput and latency against the limit
-// and go-vcr, interleaving the servers round by round so that noise on the
-// shared cores falls on all of them alike.
-func replayScenario(p plan, dir string) ([]replayRow, error) {
+// replayScenario measures replay throughput and latency against the limit,
+// go-vcr and the peers, interleaving the servers round by round so that
+// noise on the shared cores falls on all of them alike.
+func replayScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 	path := filepath.Join(dir, "replay.cassette")
 	if err := buildReplayCassette(path); err != nil {
 		return nil, err
@@ -97,75 +123,158 @@ func replayScenario(p plan, dir string) ([]replayRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	netClient := newClient
 	vcrClient := func(int) *http.Client { return &http.Client{Transport: inproc} }
+	servers := []server{
+		{name: nameLimit, base: bare.URL, client: newClient, proc: bare, warm: p.warm},
+		{name: nameReplay, base: replay.URL, client: newClient, proc: replay, warm: p.warm},
+		{name: nameVCR, base: vcr.URL, client: newClient, proc: vcr, warm: p.warm, oneWrite: true},
+		{name: nameVCRInProc, base: vcrBase, client: vcrClient, warm: p.warm, oneWrite: true},
+	}
+	started, notRun := startPeers(p, dir, ps)
+	for _, s := range started {
+		children = append(children, s.proc)
+	}
+	servers = append(servers, started...)
 
 	jsonBody, sseBody := jsonResponse(), bytes.Join(sseStream(), nil)
-	jsonServers := []server{
-		{nameLimit, bare.URL, netClient, bare},
-		{nameReplay, replay.URL, netClient, replay},
-		{nameVCR, vcr.URL, netClient, vcr},
-		{nameVCRInProc, vcrBase, vcrClient, nil},
-	}
-	sseServers := jsonServers[:2]
-	// Every server must answer with the very bytes before it is timed.
-	for _, s := range jsonServers {
-		if err := expect(s, requestBody(0, false), jsonBody); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range sseServers {
-		if err := expect(s, requestBody(0, true), sseBody); err != nil {
-			return nil, err
-		}
-	}
-
 	var rows []replayRow
 	for _, cs := range []struct {
 		short, payload string
 		stream         bool
-		servers        []server
-		size           int
+		want           []byte
 	}{
-		{"json", "2 KB JSON", false, jsonServers, len(jsonBody)},
-		{"sse", "200-event SSE", true, sseServers, len(sseBody)},
+		{"json", payloadJSON, false, jsonBody},
+		{"sse", payloadSSE, true, sseBody},
 	} {
 		if p.payloads != nil && !p.payloads[cs.short] {
 			continue
 		}
 		body := requestBody(0, cs.stream)
+		live, wrong, err := answering(p, servers, body, cs.want, cs.stream)
+		if err != nil {
+			return nil, err
+		}
 		for _, conns := range []int{1, 64} {
-			l := load{conns: conns, max: p.maxRequests, body: func(int) []byte { return body }, size: int64(cs.size)}
-			tallies := make([]*tally, len(cs.servers))
-			clients := make([]*http.Client, len(cs.servers))
-			for k, s := range cs.servers {
-				tallies[k], clients[k] = &tally{}, s.client(conns)
-				warm := l
-				warm.dur = p.warm
-				warm.run(clients[k], s.base, &tally{})
+			l := load{conns: conns, max: p.maxRequests, body: func(int) []byte { return body }, want: same(cs.want)}
+			got, err := replayCase(p, live, l, cs.payload, cs.stream)
+			if err != nil {
+				return nil, err
 			}
-			for range p.rounds {
-				for k, s := range cs.servers {
-					l.dur = p.round
-					if err := s.measure(l, clients[k], tallies[k]); err != nil {
-						return nil, err
-					}
-				}
-			}
-			for k, s := range cs.servers {
-				t := tallies[k]
-				if t.errs > 0 {
-					return nil, fmt.Errorf("replay %s ×%d on %s: %d errors, first: %v", cs.payload, conns, s.name, t.errs, t.err)
-				}
-				row := replayRow{Payload: cs.payload, Conns: conns, Server: s.name, t: t, Ratio: t.roundRatio(tallies[0])}
-				rows = append(rows, row)
-				p.logf("replay %-14s ×%-2d %-46s %8.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %.2f× limit  server CPU %6.1f µs/req",
-					cs.payload, conns, s.name, t.rps(), ms(t.pct(0.5)), ms(t.pct(0.99)), row.Ratio, float64(t.cpuPerRequest())/1e3)
-			}
-			for _, c := range clients {
-				c.CloseIdleConnections()
+			rows = append(rows, got...)
+			for _, r := range slices.Concat(wrong, notRun) {
+				r.Payload, r.Conns = cs.payload, conns
+				rows = append(rows, r)
 			}
 		}
+	}
+	return rows, nil
+}
+
+// answering is the servers that answer body with want, byte for byte,
+// checked before they are timed, and a row for each that does not. The
+// limit or llmproxy answering otherwise is an error. The in-process go-vcr
+// row takes no part in the stream.
+func answering(p plan, servers []server, body, want []byte, stream bool) (live []server, wrong []replayRow, err error) {
+	for _, s := range servers {
+		if stream && s.proc == nil {
+			continue
+		}
+		if err := expect(s, body, want); err != nil {
+			if s.name == nameLimit || s.name == nameReplay {
+				return nil, nil, err
+			}
+			wrong = append(wrong, replayRow{Server: s.name, Failed: "answers other bytes: " + err.Error()})
+			p.logf("replay: %v", err)
+			continue
+		}
+		live = append(live, s)
+	}
+	return live, wrong, nil
+}
+
+// startPeers starts the installed peers, each on its own loopback port
+// with its files in its own directory under dir, and returns them with a
+// row for each peer that was not installed or did not start.
+func startPeers(p plan, dir string, ps peerSet) (started []server, notRun []replayRow) {
+	for _, pr := range peers {
+		if why, ok := ps.skipped[pr.name]; ok {
+			notRun = append(notRun, replayRow{Server: pr.name, Failed: "not run: " + why})
+			p.logf("replay: %s not run: %s", pr.name, why)
+		}
+	}
+	for _, pr := range ps.run {
+		c, err := func() (*child, error) {
+			port, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			pdir := filepath.Join(dir, peerKey(pr.name))
+			if err := os.MkdirAll(pdir, 0o755); err != nil {
+				return nil, err
+			}
+			return pr.start(ps.npm, pdir, port)
+		}()
+		if err != nil {
+			notRun = append(notRun, replayRow{Server: pr.name, Failed: "did not start: " + err.Error()})
+			p.logf("replay: %s did not start: %v", pr.name, err)
+			continue
+		}
+		p.logf("replay: %s ready in %v (%s)", pr.name, c.Open.Round(time.Millisecond), c.URL)
+		started = append(started, server{name: pr.name, base: c.URL, client: newClient, proc: c,
+			warm: time.Duration(pr.warm) * p.warm, oneWrite: pr.oneWrite})
+	}
+	return started, notRun
+}
+
+// replayCase runs one case (payload and connections): a warm-up per
+// server, then p.rounds rounds of l in which every server takes its turn.
+// servers[0] is the limit, and llmproxy is among them.
+func replayCase(p plan, servers []server, l load, payload string, stream bool) ([]replayRow, error) {
+	tallies := make([]*tally, len(servers))
+	clients := make([]*http.Client, len(servers))
+	defer func() {
+		for _, c := range clients {
+			c.CloseIdleConnections()
+		}
+	}()
+	for k, s := range servers {
+		tallies[k], clients[k] = &tally{}, s.client(l.conns)
+		warm := l
+		warm.dur = s.warm
+		warm.run(clients[k], s.base, &tally{})
+	}
+	l.dur = p.round
+	for range p.rounds {
+		for k, s := range servers {
+			if err := s.measure(l, clients[k], tallies[k]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	replayTally := tallies[slices.IndexFunc(servers, func(s server) bool { return s.name == nameReplay })]
+	var rows []replayRow
+	for k, s := range servers {
+		t := tallies[k]
+		row := replayRow{Payload: payload, Conns: l.conns, Server: s.name, t: t, Ratio: t.roundRatio(tallies[0]), VsReplay: replayTally.roundRatio(t)}
+		if stream && s.oneWrite {
+			row.Note = "writes the stream as one body"
+		}
+		if t.errs > 0 {
+			if k == 0 {
+				return nil, fmt.Errorf("replay %s ×%d on %s: %d errors, first: %v", payload, l.conns, s.name, t.errs, t.err)
+			}
+			row.Failed = fmt.Sprintf("%d of %d answers wrong or failed, first: %v", t.errs, t.errs+t.n, t.err)
+			p.logf("replay %s ×%d on %s: %s", payload, l.conns, s.name, row.Failed)
+		}
+		if s.proc != nil {
+			if m, err := s.proc.mem(); err == nil {
+				row.Mem = m
+			}
+		}
+		rows = append(rows, row)
+		p.logf("replay %-14s ×%-2d %-46s %8.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %.2f× limit  llmproxy %.2f× this  server CPU %6.1f µs/req  load generator %6.1f µs/req  RSS %5.1f MB",
+			payload, l.conns, s.name, t.rps(), ms(t.pct(0.5)), ms(t.pct(0.99)), row.Ratio, row.VsReplay,
+			float64(t.cpuPerRequest())/1e3, float64(t.genCPUPerRequest())/1e3, mb(row.Mem.RSS))
 	}
 	return rows, nil
 }
@@ -176,8 +285,8 @@ func expect(s server, body, want []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
-	if status != http.StatusOK || !bytes.Equal(got, want) {
-		return fmt.Errorf("%s: status %d and %d bytes, want 200 and the %d recorded bytes: %.200s", s.name, status, len(got), len(want), got)
+	if err := check(status, got, want); err != nil {
+		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	return nil
 }

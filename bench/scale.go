@@ -9,16 +9,23 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // scaleRow is one cassette size under one server.
 type scaleRow struct {
-	Server       string
-	Size         int
-	FileBytes    int64
-	Build        time.Duration // writing the cassette (one transaction)
+	Server    string
+	Size      int
+	FileBytes int64
+	// Build is writing the cassette: for llmproxy, `llmproxy import` of
+	// its export (timed alone, the export written before); for go-vcr,
+	// saving its YAML.
+	Build time.Duration
+	// ImportPeak is the peak RSS of the import process; 0 for go-vcr.
+	ImportPeak   int64
 	Open         time.Duration // opening it and building the handler, in the server
+	Listening    time.Duration // from starting the process to accepting connections
 	FirstServed  time.Duration // from starting the process to the first answer read
 	t            *tally
 	Ratio        float64   // throughput over the same server's at the smallest size
@@ -36,7 +43,7 @@ const scaleConns = 16
 // the first answer belong to that size alone; the sizes are then loaded in
 // interleaved rounds with requests for uniformly random recorded
 // interactions.
-func scaleScenario(p plan, dir string) ([]scaleRow, error) {
+func scaleScenario(p plan, dir, llmproxyBin string) ([]scaleRow, error) {
 	var rows []scaleRow
 	var children []*child
 	defer func() {
@@ -52,11 +59,11 @@ func scaleScenario(p plan, dir string) ([]scaleRow, error) {
 			switch srv {
 			case nameReplay:
 				path := filepath.Join(dir, fmt.Sprintf("scale-%d.cassette", n))
-				d, err := buildInChild(path, n)
+				d, peak, err := importScale(dir, llmproxyBin, path, n)
 				if err != nil {
 					return nil, err
 				}
-				row.Build = d
+				row.Build, row.ImportPeak = d, peak
 				o = serveOptions{kind: "replay", cassette: path, cpuprofile: p.profile("scale-" + strconv.Itoa(n))}
 				if fi, err := os.Stat(path); err == nil {
 					row.FileBytes = fi.Size()
@@ -89,13 +96,16 @@ func scaleScenario(p plan, dir string) ([]scaleRow, error) {
 				return nil, err
 			}
 			children = append(children, c)
-			row.Open = c.Open
+			row.Open, row.Listening = c.Open, c.Ready.Sub(c.Started)
 			// The first request is for the last recorded interaction.
 			row.firstRequest = requestBody(n-1, false)
 			status, body, err := fetch(newClient(1), c.URL, row.firstRequest)
 			row.FirstServed = time.Since(c.Started)
-			if err != nil || status != http.StatusOK || len(body) != jsonSize {
-				return nil, fmt.Errorf("%s of %d: first request: status %d, %d bytes, %v%s", srv, n, status, len(body), err, c.tail())
+			if err == nil {
+				err = check(status, body, scaleAnswer(n-1))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s of %d: first request: %w%s", srv, n, err, c.tail())
 			}
 			if row.OpenMem, err = c.mem(); err != nil {
 				return nil, err
@@ -128,7 +138,9 @@ func scaleScenario(p plan, dir string) ([]scaleRow, error) {
 		}
 		n := r.Size
 		lv := live{row: r, client: newClient(scaleConns), srv: server{name: r.Server, base: children[k].URL, proc: children[k]},
-			load: load{conns: scaleConns, max: p.maxRequests, size: jsonSize, body: func(j int) []byte { return requestBody(order[j]%n, false) }}}
+			load: load{conns: scaleConns, max: p.maxRequests,
+				body: func(j int) []byte { return requestBody(order[j]%n, false) },
+				want: func(j int) []byte { return scaleAnswer(order[j] % n) }}}
 		k++
 		warm := lv.load
 		warm.dur = p.warm
@@ -173,23 +185,50 @@ func scaleScenario(p plan, dir string) ([]scaleRow, error) {
 	return rows, nil
 }
 
-// buildInChild writes the cassette of n interactions in a child process, so
-// that the memory it takes never counts against the load generator.
-func buildInChild(path string, n int) (time.Duration, error) {
+// importScale builds the scale cassette of n interactions the way a user
+// would from an export: the bench writes the export in a child process (so
+// that its memory never counts against the load generator), then `llmproxy
+// import` reads it into path. It returns how long the import took and the
+// import's peak RSS.
+func importScale(dir, bin, path string, n int) (time.Duration, int64, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	out, err := exec.Command(exe, "-build", strconv.Itoa(n), "-cassette", path).CombinedOutput()
+	export := filepath.Join(dir, fmt.Sprintf("scale-%d.json", n))
+	defer os.Remove(export)
+	if out, err := exec.Command(exe, "-build", strconv.Itoa(n), "-export", export).CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("export of %d: %v: %s", n, err, out)
+	}
+	cmd := exec.Command(bin, "import", "--in", export, "--cassette", path)
+	t0 := time.Now()
+	out, err := cmd.CombinedOutput()
+	d := time.Since(t0)
 	if err != nil {
-		return 0, fmt.Errorf("build cassette of %d: %v: %s", n, err, out)
+		return 0, 0, fmt.Errorf("llmproxy import of %d: %v: %s", n, err, out)
 	}
-	f := strings.Fields(string(out))
-	if len(f) != 2 || f[0] != "built" {
-		return 0, fmt.Errorf("build cassette of %d: %q", n, out)
+	var peak int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = ru.Maxrss << 10 // kilobytes on Linux
 	}
-	msec, err := strconv.ParseFloat(f[1], 64)
-	return time.Duration(msec * float64(time.Millisecond)), err
+	return d, peak, nil
+}
+
+// buildLLMProxy builds the llmproxy command from the module the bench
+// replaces it with (the repository it sits in) into dir.
+func buildLLMProxy(dir string) (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/llmproxy/llmproxy").Output()
+	if err != nil {
+		return "", fmt.Errorf("locate the llmproxy module: %w", err)
+	}
+	root := strings.TrimSpace(string(out))
+	bin := filepath.Join(dir, "llmproxy")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/llmproxy")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/llmproxy in %s: %v: %s", root, err, out)
+	}
+	return bin, nil
 }
 
 func mb(b int64) float64 { return float64(b) / (1 << 20) }

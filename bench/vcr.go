@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -22,8 +23,9 @@ func (t handlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rr.Result(), nil
 }
 
-// recordVCR records the JSON interaction (request 0) with go-vcr itself and
-// returns the cassette name (the path without ".yaml").
+// recordVCR records the JSON interaction (request 0), then the streamed one,
+// with go-vcr itself and returns the cassette name (the path without
+// ".yaml").
 func recordVCR(dir string) (string, error) {
 	name := filepath.Join(dir, "vcr-1")
 	rec, err := recorder.New(name, recorder.WithMode(recorder.ModeRecordOnly),
@@ -31,12 +33,18 @@ func recordVCR(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	status, body, err := fetch(rec.GetDefaultClient(), vcrBase, requestBody(0, false))
-	if err != nil {
-		return "", err
-	}
-	if status != http.StatusOK || len(body) != jsonSize {
-		return "", fmt.Errorf("go-vcr recording: status %d, %d bytes", status, len(body))
+	for _, stream := range []bool{false, true} {
+		status, body, err := fetch(rec.GetDefaultClient(), vcrBase, requestBody(0, stream))
+		if err != nil {
+			return "", err
+		}
+		want := jsonResponse()
+		if stream {
+			want = bytes.Join(sseStream(), nil)
+		}
+		if err := check(status, body, want); err != nil {
+			return "", fmt.Errorf("go-vcr recording: %w", err)
+		}
 	}
 	return name, rec.Stop()
 }
@@ -49,10 +57,10 @@ func buildVCRCassette(dir, recorded string, n int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(tmpl.Interactions) != 1 {
-		return "", fmt.Errorf("go-vcr template %s: %d interactions", recorded, len(tmpl.Interactions))
+	if len(tmpl.Interactions) == 0 {
+		return "", fmt.Errorf("go-vcr template %s: no interactions", recorded)
 	}
-	t := tmpl.Interactions[0]
+	t := tmpl.Interactions[0] // the JSON one
 	name := filepath.Join(dir, "vcr-"+strconv.Itoa(n))
 	c := cassette.New(name)
 	c.MarshalFunc = yaml.Marshal // what recorder.New sets; cassette.New leaves it nil
@@ -61,6 +69,9 @@ func buildVCRCassette(dir, recorded string, n int) (string, error) {
 		body := requestBody(k, false)
 		i.Request.Body = string(body)
 		i.Request.ContentLength = int64(len(body))
+		answer := scaleAnswer(k)
+		i.Response.Body = string(answer)
+		i.Response.ContentLength = int64(len(answer))
 		c.AddInteraction(&i)
 	}
 	return name, c.Save()

@@ -42,7 +42,8 @@ const (
 // calls it answered with, by call id, for GET /_llmproxy/fixtures/{id}.
 type mockState struct {
 	engines map[string]*scenario.Engine
-	names   []string // sorted
+	files   map[string]string // by scenario name, where known
+	names   []string          // sorted
 
 	mu       sync.Mutex
 	fixtures map[string][]byte
@@ -57,8 +58,8 @@ type turn struct {
 	refs int
 }
 
-func newMockState(engines map[string]*scenario.Engine) *mockState {
-	m := &mockState{engines: engines, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
+func newMockState(engines map[string]*scenario.Engine, files map[string]string) *mockState {
+	m := &mockState{engines: engines, files: files, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
 	for name := range engines {
 		m.names = append(m.names, name)
 	}
@@ -396,7 +397,7 @@ func (m *mockState) graphs() []view.Graph {
 	out := make([]view.Graph, 0, len(m.names))
 	for _, name := range m.names {
 		e := m.engines[name]
-		out = append(out, view.ScenarioGraph(e.Scenario(), "", e.Answered()))
+		out = append(out, view.ScenarioGraph(e.Scenario(), m.files[name], e.Answered()))
 	}
 	return out
 }

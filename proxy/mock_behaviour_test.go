@@ -62,7 +62,9 @@ func chatBody(result string, stream bool) string {
 }
 
 func TestMockAPI(t *testing.T) {
-	m := startMock(t, []string{weatherScenario})
+	m := startMock(t, []string{weatherScenario}, func(c *proxy.Config) {
+		c.ScenarioFiles = map[string]string{"weather": "scenarios/weather.yaml"}
+	})
 	var health map[string]string
 	if st := m.getJSON("/_llmproxy/health", &health); st != 200 || health["mode"] != "mock" || health["status"] != "ok" {
 		t.Errorf("health: %d %v", st, health)
@@ -136,7 +138,7 @@ func TestMockAPI(t *testing.T) {
 	}
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"weather", "ask", "tool-result fixture paris", "fixture paris"} {
+	for _, want := range []string{"weather <small>scenarios/weather.yaml</small>", "ask", "tool-result fixture paris", "fixture paris"} {
 		if resp.StatusCode != 200 || !strings.Contains(string(page), want) {
 			t.Errorf("scenario page (%d) lacks %q", resp.StatusCode, want)
 		}

@@ -107,6 +107,10 @@ type Config struct {
 	// X-Llmproxy-Scenario header picks one when there are several). Mock
 	// mode takes no cassette.
 	Scenarios map[string]*scenario.Engine
+	// ScenarioFiles names, by scenario name, the file each scenario was
+	// loaded from, which the web view's scenario page shows; a scenario
+	// missing from it (one built in Go) shows none.
+	ScenarioFiles map[string]string
 }
 
 // Server is an http.Handler that records and replays.
@@ -146,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.Mode == ModeMock {
-		s.mock = newMockState(cfg.Scenarios)
+		s.mock = newMockState(cfg.Scenarios, cfg.ScenarioFiles)
 	}
 	if s.ui, err = s.newUI(); err != nil {
 		return nil, err

@@ -255,6 +255,13 @@ func (sb *StepBuilder) Usage(input, output int) *StepBuilder {
 	return sb
 }
 
+// UsageWithReasoning sets the token counts, reasoning being the part of
+// output spent on reasoning (written where the wire counts it apart).
+func (sb *StepBuilder) UsageWithReasoning(input, output, reasoning int) *StepBuilder {
+	sb.step().Respond.Usage = &wire.Usage{Input: input, Output: output, Reasoning: reasoning}
+	return sb
+}
+
 // ID sets the response id.
 func (sb *StepBuilder) ID(id string) *StepBuilder {
 	sb.step().Respond.ID = id

@@ -316,8 +316,11 @@ func compileAnswer(p *problems, prog *program, l loc, a *Answer, used map[string
 	default:
 		p.add(l.key("finish"), "%q is not stop, length or tool-calls", a.Finish)
 	}
-	if a.Usage != nil && (a.Usage.Input < 0 || a.Usage.Output < 0) {
+	if a.Usage != nil && (a.Usage.Input < 0 || a.Usage.Output < 0 || a.Usage.Reasoning < 0) {
 		p.add(l.key("usage"), "token counts must be >= 0")
+	}
+	if a.Usage != nil && a.Usage.Reasoning > a.Usage.Output {
+		p.add(l.key("usage").key("reasoning"), "reasoning %d is part of output and cannot exceed it (%d)", a.Usage.Reasoning, a.Usage.Output)
 	}
 	if a.Delay < 0 {
 		p.add(l.key("delay"), "must be >= 0, got %s", a.Delay)

@@ -385,23 +385,21 @@ func (d *decoder) respond(e entry, l loc) Answer {
 }
 
 func (d *decoder) usage(e entry, l loc) *wire.Usage {
-	m := d.mapping(e.value, l, "usage", "input", "output")
+	m := d.mapping(e.value, l, "usage", "input", "output", "reasoning")
 	if m == nil {
 		return nil
 	}
 	var u wire.Usage
 	for _, k := range []string{"input", "output"} {
-		v, ok := m[k]
-		if !ok {
+		if _, ok := m[k]; !ok {
 			d.errorAt(e.value, l, "usage needs input and output")
 			return nil
 		}
-		n, _ := d.integer(v, l.key(k), 0)
-		if k == "input" {
-			u.Input = n
-		} else {
-			u.Output = n
-		}
+	}
+	u.Input, _ = d.integer(m["input"], l.key("input"), 0)
+	u.Output, _ = d.integer(m["output"], l.key("output"), 0)
+	if v, ok := m["reasoning"]; ok {
+		u.Reasoning, _ = d.integer(v, l.key("reasoning"), 0)
 	}
 	return &u
 }

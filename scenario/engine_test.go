@@ -461,6 +461,7 @@ func TestDefaultUsageAndFinish(t *testing.T) {
 	b.Step("text").Text("12345").Reasoning("abc")
 	b.Step("calls").CallsFunction("f", map[string]int{"a": 1}, "")
 	b.Step("given").Text("x").Usage(7, 9).Finish(wire.FinishLength)
+	b.Step("reasoned").Text("y").UsageWithReasoning(7, 9, 4)
 	e := build(t, b)
 	body := chat(user("q")) // 72 bytes
 	d := answer(t, e, request(t, "", wire.KindOpenAIChat, body))
@@ -474,6 +475,10 @@ func TestDefaultUsageAndFinish(t *testing.T) {
 	d = answer(t, e, request(t, "", wire.KindOpenAIChat, body))
 	if d.Answer.Usage != (wire.Usage{Input: 7, Output: 9}) || d.Answer.Finish != wire.FinishLength {
 		t.Errorf("given: usage %+v finish %q", d.Answer.Usage, d.Answer.Finish)
+	}
+	d = answer(t, e, request(t, "", wire.KindOpenAIChat, body))
+	if d.Answer.Usage != (wire.Usage{Input: 7, Output: 9, Reasoning: 4}) {
+		t.Errorf("given with reasoning: usage %+v", d.Answer.Usage)
 	}
 }
 

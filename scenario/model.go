@@ -152,7 +152,8 @@ type Answer struct {
 	// Finish is the finish reason; "" means tool-calls when the answer calls
 	// tools, else stop.
 	Finish wire.Finish
-	// Usage is the token count; nil means 1 token per 4 bytes, rounded up,
+	// Usage is the token count (Reasoning the part of Output spent on
+	// reasoning, 0 for none); nil means 1 token per 4 bytes, rounded up,
 	// of the request body (input) and of the answer's text, reasoning and
 	// calls (output).
 	Usage *wire.Usage

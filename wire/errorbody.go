@@ -3,6 +3,8 @@ package wire
 import (
 	"strconv"
 	"time"
+
+	"github.com/tidwall/gjson"
 )
 
 // ErrorBody returns an error response body in the provider's own shape, so
@@ -22,6 +24,18 @@ func ErrorBody(kind Kind, status int, errType, message string) (contentType stri
 	return "application/json", errorDoc(kind, errorFields{
 		status: status, typ: errType, code: errType, message: message, reason: errType, domain: "llmproxy",
 	})
+}
+
+// ErrorMessage is the message of an error body in any of the shapes
+// ErrorBody writes (error.message, a top-level message, or an error
+// string); "" when the body holds none.
+func ErrorMessage(body []byte) string {
+	for _, p := range []string{"error.message", "message", "error"} {
+		if v := gjson.GetBytes(body, p); v.Type == gjson.String && v.Str != "" {
+			return v.Str
+		}
+	}
+	return ""
 }
 
 // errorFields is what an error body says; each shape takes what it has

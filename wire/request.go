@@ -118,6 +118,10 @@ type Request struct {
 	ToolCalls []ToolCall
 	// ToolResults is the tool results sent, in body order.
 	ToolResults []ToolResult
+	// Previous is the id of the stored answer this request continues
+	// (Responses previous_response_id); "" when it names none or the wire
+	// has no such field.
+	Previous string
 }
 
 // ParseRequest reads a request body of the given kind; path is the
@@ -281,6 +285,7 @@ func parseResponsesRequest(req *Request, doc gjson.Result) error {
 	req.Model = strOf(doc.Get("model"))
 	req.Stream = doc.Get("stream").Type == gjson.True
 	req.System = strOf(doc.Get("instructions"))
+	req.Previous = strOf(doc.Get("previous_response_id"))
 	if in := doc.Get("input"); in.Type == gjson.String {
 		req.Turns = append(req.Turns, Turn{Index: 0, Role: "user", Path: "input", Text: in.Str})
 	} else {

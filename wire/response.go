@@ -42,6 +42,9 @@ type Response struct {
 	// Error is the error the provider sent, in the body or mid-stream, as
 	// "type: message" (or just the message when it has no type); "" if none.
 	Error string
+	// ResponseID is the id of a Responses answer (the one a later request
+	// names in previous_response_id); "" on the other wires.
+	ResponseID string
 }
 
 // ParseResponse reads a response body of the given kind and framing,
@@ -192,6 +195,7 @@ type base struct {
 	stop      string
 	err       string
 	usage     Usage
+	id        string // ResponseID
 }
 
 func (b *base) newCall(id, name string) int {
@@ -200,7 +204,7 @@ func (b *base) newCall(id, name string) int {
 }
 
 func (b *base) response() Response {
-	r := Response{Text: b.text.String(), Reasoning: b.reasoning.String(), Stop: b.stop, Error: b.err, Usage: b.usage}
+	r := Response{Text: b.text.String(), Reasoning: b.reasoning.String(), Stop: b.stop, Error: b.err, Usage: b.usage, ResponseID: b.id}
 	for _, c := range b.calls {
 		r.ToolCalls = append(r.ToolCalls, c.call())
 	}
@@ -386,6 +390,9 @@ func (a *responsesAcc) add(doc gjson.Result) {
 		return
 	}
 	a.events++
+	if id := doc.Get("response.id"); id.Type == gjson.String {
+		a.id = id.Str // response.created, .in_progress, .completed …
+	}
 	switch typ {
 	case "response.output_item.added", "response.output_item.done":
 		it := doc.Get("item")
@@ -475,6 +482,7 @@ func (a *responsesAcc) status(r gjson.Result) {
 
 // readResponse reads a whole response object's output.
 func (a *responsesAcc) readResponse(r gjson.Result) {
+	a.id = strOf(r.Get("id"))
 	a.status(r)
 	each(r.Get("output"), func(_ int, it gjson.Result) {
 		switch strOf(it.Get("type")) {

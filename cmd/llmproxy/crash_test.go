@@ -244,6 +244,7 @@ func TestProcesses(t *testing.T) {
 	t.Run("second writer", func(t *testing.T) { t.Parallel(); testSecondWriter(t, bin) })
 	t.Run("write-behind window", func(t *testing.T) { t.Parallel(); testWriteBehindWindow(t, bin) })
 	t.Run("sigterm after listening", func(t *testing.T) { t.Parallel(); testSigtermAfterListening(t, bin) })
+	t.Run("mock in two processes", func(t *testing.T) { t.Parallel(); testMockTwoProcesses(t, bin) })
 }
 
 // testSigtermAfterListening: a SIGTERM sent the moment the listening line is

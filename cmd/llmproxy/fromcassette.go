@@ -8,10 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"github.com/tidwall/gjson"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -55,7 +53,14 @@ type (
 		Text      string     `yaml:"text,omitempty"`
 		Reasoning string     `yaml:"reasoning,omitempty"`
 		ToolCalls []fileCall `yaml:"tool-calls,omitempty"`
+		Finish    string     `yaml:"finish,omitempty"`
+		Usage     *fileUsage `yaml:"usage,omitempty"`
 		Error     *fileError `yaml:"error,omitempty"`
+	}
+	fileUsage struct {
+		Input     int `yaml:"input"`
+		Output    int `yaml:"output"`
+		Reasoning int `yaml:"reasoning,omitempty"`
 	}
 	fileCall struct {
 		Fixture   string `yaml:"fixture,omitempty"`
@@ -75,11 +80,8 @@ type cassetteConv struct {
 	steps      []int             // indexes into the scenario's steps
 	turns      []json.RawMessage // the last request's turns, compacted
 	responseID string            // the last answer's Responses id
-	calls      map[string]bool   // the last answer's call ids
+	calls      map[string]string // the last answer's calls: function name by call id
 }
-
-// responsesID finds a Responses answer's id in its recorded bytes.
-var responsesID = regexp.MustCompile(`"id"\s*:\s*"(resp_[^"]+)"`)
 
 // runScenarioFromCassette writes a scenario that answers a cassette's
 // recorded conversations as they were answered.
@@ -158,15 +160,15 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 			return fmt.Errorf("interaction %d: %w", i.ID, err)
 		}
 		turns := compactTurns(req, body)
-		conv := continued(convs, turns, gjson.GetBytes(body, "previous_response_id").String())
+		conv := continued(convs, turns, req.Previous)
 		step := fileStep{ID: fmt.Sprintf("i%d", i.ID)}
 		step.When = when(c, s, req, conv)
 		resp := i.Response.Bytes()
+		var r wire.Response
 		if i.Response.Status >= 400 {
 			step.Respond.Error = &fileError{Status: i.Response.Status, Message: errorMessage(resp)}
 		} else {
-			r, err := wire.ParseResponse(kind, i.Response.WireFraming(), resp)
-			if err != nil {
+			if r, err = wire.ParseResponse(kind, i.Response.WireFraming(), resp); err != nil {
 				return fmt.Errorf("interaction %d: %w", i.ID, err)
 			}
 			step.Respond = respond(c, s, r)
@@ -177,13 +179,10 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 		}
 		conv.steps = append(conv.steps, len(s.Steps))
 		conv.turns = turns
-		conv.responseID = ""
-		if m := responsesID.FindSubmatch(resp); m != nil {
-			conv.responseID = string(m[1])
-		}
-		conv.calls = map[string]bool{}
-		for _, tc := range step.Respond.ToolCalls {
-			conv.calls[tc.ID] = true
+		conv.responseID = r.ResponseID
+		conv.calls = map[string]string{}
+		for _, tc := range r.ToolCalls {
+			conv.calls[tc.ID] = tc.Name
 		}
 		s.Steps = append(s.Steps, step)
 		return nil
@@ -269,14 +268,20 @@ func when(c *cassette.Cassette, s *fileScenario, req wire.Request, conv *cassett
 		}
 	}
 	for _, r := range req.ToolResults {
-		if !last || conv == nil || !conv.calls[r.CallID] {
+		if !last || conv == nil {
+			continue
+		}
+		name, ok := conv.calls[r.CallID]
+		if !ok {
 			continue
 		}
 		if fx, ok := fixtureOf(c, s, r.CallID); ok {
 			results = append(results, fileResult{Fixture: fx})
 			continue
 		}
-		results = append(results, fileResult{Name: r.Name, ID: r.CallID})
+		// A request that names the call only by id (previous_response_id)
+		// has the function's name in the answer that made the call.
+		results = append(results, fileResult{Name: cmp(r.Name, name), ID: r.CallID})
 	}
 	if len(results) > 0 {
 		return &fileWhen{ToolResult: results}
@@ -315,9 +320,28 @@ func fixtureOf(c *cassette.Cassette, s *fileScenario, callID string) (string, bo
 	return name, true
 }
 
-// respond is a step's answer: the recorded text, reasoning and tool calls.
+// respond is a step's answer: the recorded text, reasoning, tool calls,
+// finish reason (when it is not the default for the answer, and is one the
+// scenario format names) and usage (when the answer carried one).
 func respond(c *cassette.Cassette, s *fileScenario, r wire.Response) fileRespond {
 	out := fileRespond{Text: r.Text, Reasoning: r.Reasoning}
+	switch def := wire.FinishStop; r.Finish {
+	case wire.FinishStop, wire.FinishLength, wire.FinishToolCalls:
+		if len(r.ToolCalls) > 0 {
+			def = wire.FinishToolCalls
+		}
+		if r.Finish != def {
+			out.Finish = string(r.Finish)
+		}
+	}
+	// A usage the format cannot hold (negative, or more reasoning than
+	// output, as no provider sends) is left to mock's default.
+	if u := r.Usage; u != (wire.Usage{}) && u.Input >= 0 && u.Output >= 0 {
+		out.Usage = &fileUsage{Input: u.Input, Output: u.Output}
+		if u.Reasoning > 0 && u.Reasoning <= u.Output {
+			out.Usage.Reasoning = u.Reasoning
+		}
+	}
 	for _, tc := range r.ToolCalls {
 		if fx, ok := fixtureOf(c, s, tc.ID); ok {
 			out.ToolCalls = append(out.ToolCalls, fileCall{Fixture: fx})
@@ -343,10 +367,8 @@ func jsonValue(raw []byte) any {
 
 // errorMessage is the message of a recorded error body.
 func errorMessage(body []byte) string {
-	for _, p := range []string{"error.message", "message", "error"} {
-		if v := gjson.GetBytes(body, p); v.Type == gjson.String && v.String() != "" {
-			return v.String()
-		}
+	if m := wire.ErrorMessage(body); m != "" {
+		return m
 	}
 	return "recorded error"
 }

@@ -3,19 +3,25 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/proxy/proxytest"
+	"github.com/llmproxy/llmproxy/scenario"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 const fcResult = `{"location":"Paris","temperature":21,"unit":"celsius","condition":"sunny"}`
@@ -32,8 +38,9 @@ func weatherAgent(ctx context.Context, base string, stream bool) (string, error)
 	}
 	var seen []string
 	for range 2 {
-		var msg openai.ChatCompletionMessage
+		var cc openai.ChatCompletion
 		if stream {
+			params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 			s := client.Chat.Completions.NewStreaming(ctx, params)
 			var acc openai.ChatCompletionAccumulator
 			for s.Next() {
@@ -42,14 +49,19 @@ func weatherAgent(ctx context.Context, base string, stream bool) (string, error)
 			if err := s.Err(); err != nil {
 				return strings.Join(seen, "\n"), err
 			}
-			msg = acc.Choices[0].Message
+			cc = acc.ChatCompletion
 		} else {
-			cc, err := client.Chat.Completions.New(ctx, params)
+			got, err := client.Chat.Completions.New(ctx, params)
 			if err != nil {
 				return strings.Join(seen, "\n"), err
 			}
-			msg = cc.Choices[0].Message
+			cc = *got
 		}
+		if len(cc.Choices) == 0 {
+			return strings.Join(seen, "\n"), fmt.Errorf("an answer without a choice")
+		}
+		msg := cc.Choices[0].Message
+		seen = append(seen, seenTurn(cc.Choices[0].FinishReason, cc.Usage.PromptTokens, cc.Usage.CompletionTokens, cc.Usage.CompletionTokensDetails.ReasoningTokens))
 		for _, tc := range msg.ToolCalls {
 			seen = append(seen, fmt.Sprintf("call %s %s %s", tc.ID, tc.Function.Name, sortedJSON(tc.Function.Arguments)))
 		}
@@ -73,26 +85,44 @@ func sortedJSON(s string) string {
 // from the scenario as from the cassette.
 func TestFromCassetteReproducesTheConversation(t *testing.T) {
 	// weather is scrubbed into fixtures; get_weather is mapped to the
-	// weather preset, and stays a function call of its own in the scenario.
-	openaiChat := wireAgent{"openai", fake.OpenAIChat, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+	// weather preset, and stays a function call of its own in the scenario;
+	// "weather unscrubbed" keeps the recorded calls (Gemini's without ids).
+	openaiChat := wireAgent{"openai", "openai-chat", fake.OpenAIChat, func(ctx context.Context, p urlOf, stream bool) (string, error) {
 		return weatherAgent(ctx, p.URL("openai"), stream)
 	}}
-	anthropicMessages := wireAgent{"anthropic", fake.AnthropicMessages, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+	anthropicMessages := wireAgent{"anthropic", "", fake.AnthropicMessages, func(ctx context.Context, p urlOf, stream bool) (string, error) {
 		return anthropicWeatherAgent(ctx, p.URL("anthropic"), stream)
 	}}
-	for _, tool := range []string{"weather", "get_weather"} {
-		for _, w := range []wireAgent{openaiChat, anthropicMessages} {
-			t.Run(w.name+" "+tool, func(t *testing.T) { fromCassetteRound(t, w, tool) })
+	openaiResponses := wireAgent{"openai", "openai-responses", fake.OpenAIResponses, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+		return responsesWeatherAgent(ctx, p.URL("openai"), stream, false)
+	}}
+	openaiResponsesChained := wireAgent{"openai", "openai-responses-chained", fake.OpenAIResponses, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+		return responsesWeatherAgent(ctx, p.URL("openai"), stream, true)
+	}}
+	gemini := wireAgent{"gemini", "", fake.Gemini, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+		return geminiWeatherAgent(ctx, p.URL("gemini"), stream)
+	}}
+	ollama := wireAgent{"ollama", "", fake.Ollama, func(ctx context.Context, p urlOf, stream bool) (string, error) {
+		return ollamaWeatherAgent(ctx, p.URL("ollama"), stream)
+	}}
+	for _, tool := range []string{"weather", "get_weather", "weather unscrubbed"} {
+		for _, w := range []wireAgent{openaiChat, anthropicMessages, openaiResponses, openaiResponsesChained, gemini, ollama} {
+			t.Run(cmp(w.label, w.name)+" "+tool, func(t *testing.T) { fromCassetteRound(t, w, tool) })
 		}
 	}
 }
+
+// geminiDefaultIDs are the default ids mock gives the calls of the weather
+// round, in a transcript.
+var geminiDefaultIDs = regexp.MustCompile(`call "call_weather(_[0-9]+)?"`)
 
 // urlOf is what gives a provider's base URL through a proxy or a mock.
 type urlOf interface{ URL(string) string }
 
 // wireAgent is one wire's fake upstream and application.
 type wireAgent struct {
-	name   string
+	name   string // the provider's route
+	label  string // the test's name, when name is not enough
 	script func(fake.ToolLoop) fake.Script
 	run    func(ctx context.Context, p urlOf, stream bool) (string, error)
 }
@@ -125,6 +155,7 @@ func anthropicWeatherAgent(ctx context.Context, base string, stream bool) (strin
 			}
 			m = *resp
 		}
+		seen = append(seen, seenTurn(string(m.StopReason), m.Usage.InputTokens, m.Usage.OutputTokens, 0))
 		var results []anthropic.ContentBlockParamUnion
 		var text strings.Builder
 		for _, b := range m.Content {
@@ -145,7 +176,12 @@ func anthropicWeatherAgent(ctx context.Context, base string, stream bool) (strin
 	return strings.Join(seen, "\n"), fmt.Errorf("no answer after two turns")
 }
 
+// fromCassetteRound records the weather round with tool (" unscrubbed"
+// after the name: the cassette is converted as recorded), streamed and not;
+// scrubs; converts; and checks that mock shows the application what replay
+// of the same cassette shows.
 func fromCassetteRound(t *testing.T, w wireAgent, tool string) {
+	tool, unscrubbed := strings.CutSuffix(tool, " unscrubbed")
 	up := fake.New(t, w.script(fake.ToolLoop{Tool: tool, Args: `{"location":"Paris","unit":"celsius"}`, CallID: "call_w1", Answer: "Sunny, 21 °C."}))
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "agent.cassette")
@@ -163,24 +199,21 @@ func fromCassetteRound(t *testing.T, w wireAgent, tool string) {
 	if err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{
+	commands := [][]string{
 		{"scrub", "--cassette", cas, "--map", tool + "=weather"},
 		{"scenario", "from-cassette", "--cassette", cas, "--out", filepath.Join(dir, "agent.yaml")},
 		{"scenario", "check", filepath.Join(dir, "agent.yaml")},
-	} {
+	}
+	if unscrubbed {
+		commands = commands[1:]
+	}
+	for _, args := range commands {
 		if code, stdout, stderr := runCLI(t, args...); code != 0 {
 			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
 		}
 	}
-	text, _ := os.ReadFile(filepath.Join(dir, "agent.yaml"))
-	want := "tool-result:"
-	if tool == "weather" {
-		want = "fixture: call_weather_2"
-	}
-	if !strings.Contains(string(text), want) {
-		t.Errorf("the scenario lacks %q:\n%s", want, text)
-	}
-	// What replay of the scrubbed cassette shows (scrub renamed the calls).
+	checkConverted(t, filepath.Join(dir, "agent.yaml"), tool, unscrubbed)
+	// What replay of the cassette shows (scrub renamed the calls).
 	rep := proxytest.New(t, cas)
 	for n, stream := range []bool{false, true} {
 		if recorded[n], err = w.run(ctx, rep, stream); err != nil {
@@ -193,8 +226,142 @@ func fromCassetteRound(t *testing.T, w wireAgent, tool string) {
 		if err != nil {
 			t.Fatalf("mock: %v (so far %s)", err, got)
 		}
+		if unscrubbed && w.name == "gemini" {
+			// Gemini's calls come without ids; a scenario's calls always
+			// have one, by default call_<function> (docs/scenarios.md).
+			named := got
+			if got = geminiDefaultIDs.ReplaceAllString(got, `call ""`); got == named {
+				t.Errorf("conversation %d (stream %v): mock gave no default call id:\n%s", n, stream, got)
+			}
+		}
 		if got != recorded[n] {
 			t.Errorf("conversation %d (stream %v):\nmock   %s\nreplay %s", n, stream, got, recorded[n])
 		}
+	}
+}
+
+// checkConverted checks the converted weather round's second conversation:
+// its answer waits for the result of the call before it, by fixture where
+// the cassette was scrubbed, else by the function's name; and each answer
+// carries the recorded usage.
+func checkConverted(t *testing.T, path, tool string, unscrubbed bool) {
+	t.Helper()
+	s, err := scenario.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Steps) != 4 {
+		t.Fatalf("%d steps, want 4 (two conversations of two answers)", len(s.Steps))
+	}
+	want := scenario.ToolResultCondition{Name: tool}
+	if tool == "weather" && !unscrubbed {
+		want = scenario.ToolResultCondition{Fixture: "call_weather_2"}
+	}
+	got := s.Steps[3].When.ToolResults
+	if len(got) != 1 || got[0].Fixture != want.Fixture || got[0].Name != want.Name {
+		t.Errorf("the last answer waits for %+v, want %+v", got, want)
+	}
+	for _, st := range s.Steps {
+		if u := st.Respond.Usage; u == nil || u.Input == 0 || u.Output == 0 {
+			t.Errorf("step %s: usage %v, want the recorded one", st.ID, u)
+		}
+	}
+}
+
+// odd is one recorded exchange of a hand-made cassette.
+type odd struct {
+	kind, path, request string
+	status              int
+	response            string
+}
+
+// oddCassette writes a cassette holding the exchanges, as recorded.
+func oddCassette(t *testing.T, path string, exchanges ...odd) {
+	t.Helper()
+	c, err := cassette.Open(path, cassette.Options{Version: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m, err := defaultMatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetIndexRules(m.Fingerprint()); err != nil {
+		t.Fatal(err)
+	}
+	for n, x := range exchanges {
+		i := &cassette.Interaction{Upstream: "default", Provider: "openai", Kind: x.kind,
+			RecordedAt: time.Date(2026, 1, 2, 3, 4, n, 0, time.UTC),
+			Request: cassette.Request{Method: "POST", Path: x.path,
+				Headers: http.Header{"Content-Type": {"application/json"}}, Body: cassette.Body(x.request)},
+			Response: cassette.Response{Status: x.status, Headers: http.Header{"Content-Type": {"application/json"}},
+				Body: cassette.Body(x.response)},
+		}
+		key, shape, err := proxy.Keys(m)(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := c.AppendAll([]cassette.Keyed{{Interaction: i, Key: key, Shape: shape}}); err != nil || res[0].Err != nil {
+			t.Fatal(err, res)
+		}
+	}
+}
+
+// TestFromCassetteOddRecordings: recorded answers the scenario format cannot
+// say exactly still convert into a scenario that checks (a finish reason it
+// does not name, a usage no provider sends, a Responses output chained to
+// an answer the cassette does not hold), and a body that is not JSON is an
+// error naming the interaction, with nothing written.
+func TestFromCassetteOddRecordings(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "odd.cassette")
+	oddCassette(t, good,
+		odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"filtered?"}]}`, 200,
+			`{"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"…"},"finish_reason":"content_filter"}],` +
+				`"usage":{"prompt_tokens":5,"completion_tokens":1,"completion_tokens_details":{"reasoning_tokens":9}}}`},
+		odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"negative?"}]}`, 200,
+			`{"id":"c2","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"no"},"finish_reason":"length"}],` +
+				`"usage":{"prompt_tokens":-5,"completion_tokens":2}}`},
+		odd{"openai-responses", "/v1/responses", `{"model":"m","previous_response_id":"resp_gone","input":[{"type":"function_call_output","call_id":"call_gone","output":"42"}]}`, 200,
+			`{"id":"resp_2","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"It is 42."}]}],` +
+				`"usage":{"input_tokens":3,"output_tokens":4}}`},
+		odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"busy?"}]}`, 429,
+			`{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`},
+	)
+	out := filepath.Join(dir, "odd.yaml")
+	if code, stdout, stderr := runCLI(t, "scenario", "from-cassette", "--cassette", good, "--out", out); code != 0 {
+		t.Fatalf("from-cassette: exit %d\n%s%s", code, stdout, stderr)
+	}
+	s, err := scenario.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Steps) != 4 {
+		t.Fatalf("%d steps, want 4", len(s.Steps))
+	}
+	filtered, negative, chained, busy := s.Steps[0].Respond, s.Steps[1].Respond, s.Steps[2], s.Steps[3].Respond
+	if filtered.Finish != "" || filtered.Usage == nil || *filtered.Usage != (wire.Usage{Input: 5, Output: 1}) {
+		t.Errorf("content_filter answer: finish %q usage %v; want the default finish and 5/1 without reasoning", filtered.Finish, filtered.Usage)
+	}
+	if negative.Finish != wire.FinishLength || negative.Usage != nil {
+		t.Errorf("negative usage: finish %q usage %v; want length and mock's default usage", negative.Finish, negative.Usage)
+	}
+	if chained.Respond.Text != "It is 42." || len(chained.When.ToolResults) != 0 {
+		t.Errorf("chained to a lost answer: %+v", chained)
+	}
+	if busy.Error == nil || busy.Error.Status != 429 || busy.Error.Message != "Rate limit reached" {
+		t.Errorf("429: %+v", busy.Error)
+	}
+
+	bad := filepath.Join(dir, "bad.cassette")
+	oddCassette(t, bad, odd{"openai-chat", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, 200, `{"choices":[`})
+	badOut := filepath.Join(dir, "bad.yaml")
+	code, _, stderr := runCLI(t, "scenario", "from-cassette", "--cassette", bad, "--out", badOut)
+	if code != 1 || !strings.Contains(stderr, "interaction 1") || !strings.Contains(stderr, bad) {
+		t.Errorf("from-cassette of an unreadable answer: exit %d, %s; want 1 naming the cassette and the interaction", code, stderr)
+	}
+	if _, err := os.Stat(badOut); err == nil {
+		t.Errorf("from-cassette wrote %s from an unreadable answer", badOut)
 	}
 }

@@ -102,7 +102,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
 		return err
 	}
-	if cfg.Scenarios, err = loadEngines(c.scenarios); err != nil {
+	if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios); err != nil {
 		return err
 	}
 	if cr != nil {
@@ -123,9 +123,10 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	return sv.run(ctx, stdout, stderr, sig)
 }
 
-// loadEngines loads scenario files as scenario check does; every problem
-// of every file is listed, FILE:LINE: message, in an exit-1 error.
-func loadEngines(files []string) (map[string]*scenario.Engine, error) {
+// loadEngines loads scenario files as scenario check does, and returns
+// their engines and files by scenario name; every problem of every file is
+// listed, FILE:LINE: message, in an exit-1 error.
+func loadEngines(files []string) (engines map[string]*scenario.Engine, paths map[string]string, err error) {
 	all, err := scenario.LoadAll(files...)
 	var list scenario.ErrorList
 	if errors.As(err, &list) {
@@ -133,19 +134,21 @@ func loadEngines(files []string) (map[string]*scenario.Engine, error) {
 		for n, e := range list {
 			lines[n] = e.Error()
 		}
-		return nil, &exitError{code: 1, msg: fmt.Sprintf("mock: %s, nothing served:\n%s", plural(len(list), "problem"), strings.Join(lines, "\n"))}
+		return nil, nil, &exitError{code: 1, msg: fmt.Sprintf("mock: %s, nothing served:\n%s", plural(len(list), "problem"), strings.Join(lines, "\n"))}
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	engines := map[string]*scenario.Engine{} // LoadAll refuses two files of one name
+	engines = map[string]*scenario.Engine{} // LoadAll refuses two files of one name
+	paths = map[string]string{}
 	for n, s := range all {
 		e, err := scenario.NewEngine(s)
 		if err != nil {
-			return nil, fmt.Errorf("mock: %s: %w", files[n], err)
+			return nil, nil, fmt.Errorf("mock: %s: %w", files[n], err)
 		}
 		engines[s.Name] = e
+		paths[s.Name] = files[n]
 	}
-	return engines, nil
+	return engines, paths, nil
 }
 
 // unusedSteps describes the steps never reached, by scenario, or is ""

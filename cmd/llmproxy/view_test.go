@@ -42,7 +42,7 @@ func TestViewUsage(t *testing.T) {
 }
 
 // TestViewProcess runs `llmproxy view` of a cassette and of a scenario,
-// and a replay, each with a live log page open, and stops each with
+// a mock and a replay, each with a live log page open, and stops each with
 // SIGTERM: an open page must not hold up the shutdown.
 func TestViewProcess(t *testing.T) {
 	bin := buildLLMProxy(t)
@@ -56,6 +56,9 @@ func TestViewProcess(t *testing.T) {
 			[]string{"view", "--cassette", path, "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
 		{"view-scenario", "/_llmproxy/ui/scenario", `<code>ask</code>`, "/_llmproxy/ui/scenario",
 			[]string{"view", "--scenario", "../../scenario/testdata/valid/weather.yaml", "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
+		// mock's scenario page names the file each scenario came from.
+		{"mock", "/_llmproxy/ui/scenario", `weather <small>../../scenario/testdata/valid/weather.yaml</small>`, "",
+			[]string{"mock", "--scenario", "../../scenario/testdata/valid/weather.yaml", "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
 		{"replay", "/_llmproxy/ui/interactions/3", "Can the country of Crumpet have dragons?", "",
 			[]string{"replay", "--cassette", path, "--listen", "127.0.0.1:0", "--shutdown-timeout", "60s"}},
 	} {

@@ -1,7 +1,9 @@
 // Package agent is a small, real tool-using agent, the example of the
-// record → scrub → replay workflow (see README.md): an OpenAI Chat
-// Completions loop, through openai-go, whose tools have real side effects —
-// write_file writes a file and shell runs a command.
+// record → scrub → replay workflow (see README.md): a tool loop whose tools
+// have real side effects — write_file writes a file and shell runs a
+// command — on OpenAI Chat Completions (openai-go) or Anthropic Messages
+// (anthropic-sdk-go), as Config.API says. Both wires run the same loop:
+// ask, run the tools the model calls, send their results, until an answer.
 //
 // The tools sit behind one interface, Tools, whose method is the one
 // fixture.Executor has. In a test the application keeps its loop and swaps
@@ -15,14 +17,10 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/llmproxy/llmproxy/presets"
 	"github.com/llmproxy/llmproxy/wire"
@@ -36,12 +34,18 @@ type Tools interface {
 
 // Config configures Run.
 type Config struct {
-	// BaseURL is the OpenAI-compatible API base, such as
-	// "http://127.0.0.1:7878/v1" for a local llmproxy.
+	// API is the wire the agent speaks: wire.KindOpenAIChat (the zero
+	// value means it) or wire.KindAnthropicMessages.
+	API wire.Kind
+	// BaseURL is the API base of that wire, such as
+	// "http://127.0.0.1:7878/v1" (OpenAI chat) or
+	// "http://127.0.0.1:7878/anthropic" (Anthropic) for a local llmproxy.
 	BaseURL string
-	// APIKey is sent as the bearer token. A replaying proxy needs none.
+	// APIKey is sent as the wire's key (a bearer token, or x-api-key). A
+	// replaying proxy needs none.
 	APIKey string
-	// Model defaults to gpt-4o-mini.
+	// Model defaults to gpt-4o-mini (OpenAI chat) or claude-sonnet-4-6
+	// (Anthropic).
 	Model string
 	// Stream asks for streamed answers.
 	Stream bool
@@ -59,12 +63,18 @@ type Config struct {
 // presets, under their own names.
 var ToolNames = []string{presets.WriteFile.Name(), presets.Shell.Name()}
 
+// conversation is one wire's side of the loop: it asks the model with the
+// history so far (adding the answer to it) and adds the tools' results.
+type conversation interface {
+	// ask makes one model call and returns the answer's text and calls.
+	ask(ctx context.Context) (text string, calls []wire.ToolCall, err error)
+	// answer adds the results of the last answer's calls, one a call.
+	answer(calls []wire.ToolCall, results []wire.ToolResult)
+}
+
 // Run asks the model prompt, runs the tools it calls and returns its final
-// answer.
+// answer. An API other than the two it speaks is an error.
 func Run(ctx context.Context, cfg Config, prompt string) (string, error) {
-	if cfg.Model == "" {
-		cfg.Model = openai.ChatModelGPT4oMini
-	}
 	if cfg.Tools == nil {
 		cfg.Tools = LocalTools{}
 	}
@@ -74,103 +84,43 @@ func Run(ctx context.Context, cfg Config, prompt string) (string, error) {
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = 8
 	}
-	opts := []option.RequestOption{option.WithBaseURL(cfg.BaseURL), option.WithAPIKey(cfg.APIKey), option.WithMaxRetries(0)}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	var conv conversation
+	var err error
+	switch cfg.API {
+	case "", wire.KindOpenAIChat:
+		conv, err = newChat(cfg, prompt)
+	case wire.KindAnthropicMessages:
+		conv, err = newAnthropic(cfg, prompt)
+	default:
+		return "", fmt.Errorf("agent: API %q: want %s or %s", cfg.API, wire.KindOpenAIChat, wire.KindAnthropicMessages)
 	}
-	client := openai.NewClient(opts...)
-	tools, err := toolDefinitions()
 	if err != nil {
 		return "", err
 	}
-	params := openai.ChatCompletionNewParams{
-		Model:    cfg.Model,
-		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)},
-		Tools:    tools,
-	}
-	if cfg.Stream {
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-	}
 	fmt.Fprintf(cfg.Log, "user: %s\n", prompt)
 	for turn := 0; turn < cfg.MaxTurns; turn++ {
-		msg, err := complete(ctx, client, params, cfg.Stream)
+		text, calls, err := conv.ask(ctx)
 		if err != nil {
-			// openai-go's error text is the status alone; the message (a
-			// replay miss's diagnosis, say) is in the error's fields.
-			var apiErr *openai.Error
-			if errors.As(err, &apiErr) && apiErr.Message != "" {
-				return "", fmt.Errorf("%w: %s", err, apiErr.Message)
-			}
 			return "", err
 		}
-		if len(msg.ToolCalls) == 0 {
-			fmt.Fprintf(cfg.Log, "assistant: %s\n", msg.Content)
-			return msg.Content, nil
+		if len(calls) == 0 {
+			fmt.Fprintf(cfg.Log, "assistant: %s\n", text)
+			return text, nil
 		}
-		params.Messages = append(params.Messages, msg.ToParam())
-		for _, tc := range msg.ToolCalls {
-			fmt.Fprintf(cfg.Log, "assistant calls %s(%s) [%s]\n", tc.Function.Name, tc.Function.Arguments, tc.ID)
-			args := json.RawMessage(tc.Function.Arguments)
-			if !json.Valid(args) {
-				args = json.RawMessage(`{}`)
-			}
-			res, err := cfg.Tools.Execute(ctx, wire.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+		results := make([]wire.ToolResult, 0, len(calls))
+		for _, tc := range calls {
+			fmt.Fprintf(cfg.Log, "assistant calls %s(%s) [%s]\n", tc.Name, tc.Arguments, tc.ID)
+			res, err := cfg.Tools.Execute(ctx, tc)
 			if err != nil {
-				return "", fmt.Errorf("tool %s call %s: %w", tc.Function.Name, tc.ID, err)
+				return "", fmt.Errorf("tool %s call %s: %w", tc.Name, tc.ID, err)
 			}
-			fmt.Fprintf(cfg.Log, "tool %s → %s\n", tc.Function.Name, res.Content)
-			params.Messages = append(params.Messages, openai.ToolMessage(string(res.Content), tc.ID))
+			fmt.Fprintf(cfg.Log, "tool %s → %s\n", tc.Name, res.Content)
+			results = append(results, res)
 		}
+		conv.answer(calls, results)
 	}
 	return "", fmt.Errorf("no final answer after %d turns", cfg.MaxTurns)
 }
 
-// complete makes one model call and returns the assistant's message.
-func complete(ctx context.Context, client openai.Client, params openai.ChatCompletionNewParams, stream bool) (openai.ChatCompletionMessage, error) {
-	if !stream {
-		resp, err := client.Chat.Completions.New(ctx, params)
-		if err != nil {
-			return openai.ChatCompletionMessage{}, err
-		}
-		if len(resp.Choices) == 0 {
-			return openai.ChatCompletionMessage{}, errors.New("the model sent no choice")
-		}
-		return resp.Choices[0].Message, nil
-	}
-	s := client.Chat.Completions.NewStreaming(ctx, params)
-	var acc openai.ChatCompletionAccumulator
-	for s.Next() {
-		acc.AddChunk(s.Current())
-	}
-	if err := s.Err(); err != nil {
-		return openai.ChatCompletionMessage{}, err
-	}
-	if len(acc.Choices) == 0 {
-		return openai.ChatCompletionMessage{}, errors.New("the model sent no choice")
-	}
-	return acc.Choices[0].Message, nil
-}
-
-// toolDefinitions offers the write_file and shell presets as chat tools.
-func toolDefinitions() ([]openai.ChatCompletionToolUnionParam, error) {
-	var out []openai.ChatCompletionToolUnionParam
-	for _, name := range ToolNames {
-		d, _ := presets.Lookup(name)
-		var def struct {
-			Function struct {
-				Name        string         `json:"name"`
-				Description string         `json:"description"`
-				Parameters  map[string]any `json:"parameters"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(d.OpenAIChatTool(), &def); err != nil {
-			return nil, fmt.Errorf("tool %s: %w", name, err)
-		}
-		out = append(out, openai.ChatCompletionFunctionTool(openai.FunctionDefinitionParam{
-			Name:        def.Function.Name,
-			Description: openai.String(def.Function.Description),
-			Parameters:  def.Function.Parameters,
-		}))
-	}
-	return out, nil
-}
+// errNoChoice is an answer with nothing in it to read.
+var errNoChoice = errors.New("the model sent no choice")

@@ -44,14 +44,21 @@ func NewScenario(t testing.TB, path string, opts ...Option) *Mock {
 	if err != nil {
 		t.Fatalf("proxytest: %v", err)
 	}
-	return ServeScenario(t, s, opts...)
+	return serveScenario(t, s, path, opts)
 }
 
 // ServeScenario is NewScenario for a scenario built in Go (scenario.New
 // ... Build).
 func ServeScenario(t testing.TB, s *scenario.Scenario, opts ...Option) *Mock {
 	t.Helper()
-	m, err := startMock(s, func(msg string) { t.Errorf("proxytest: %s", msg) }, opts)
+	return serveScenario(t, s, "", opts)
+}
+
+// serveScenario serves s, loaded from file ("" for none), for the rest of
+// the test.
+func serveScenario(t testing.TB, s *scenario.Scenario, file string, opts []Option) *Mock {
+	t.Helper()
+	m, err := startMock(s, file, func(msg string) { t.Errorf("proxytest: %s", msg) }, opts)
 	if err != nil {
 		t.Fatalf("proxytest: %v", err)
 	}
@@ -70,10 +77,10 @@ func ServeScenario(t testing.TB, s *scenario.Scenario, opts ...Option) *Mock {
 // caller must call Close, which reports unreached steps as an error, and
 // read misses from Misses.
 func StartScenario(s *scenario.Scenario, opts ...Option) (*Mock, error) {
-	return startMock(s, nil, opts)
+	return startMock(s, "", nil, opts)
 }
 
-func startMock(s *scenario.Scenario, onMiss func(string), opts []Option) (*Mock, error) {
+func startMock(s *scenario.Scenario, file string, onMiss func(string), opts []Option) (*Mock, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
@@ -93,6 +100,9 @@ func startMock(s *scenario.Scenario, onMiss func(string), opts []Option) (*Mock,
 				onMiss(msg)
 			}
 		},
+	}
+	if file != "" {
+		cfg.ScenarioFiles = map[string]string{eng.Name(): file}
 	}
 	for _, f := range o.configure {
 		f(&cfg)

@@ -2,6 +2,8 @@ package proxytest_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +69,10 @@ func TestServeScenarioBuiltInGo(t *testing.T) {
 	if err != nil || len(log) != 2 || log[0].Step != "ask" || log[1].Step != "answer" {
 		t.Errorf("log %+v, %v", log, err)
 	}
+	// Built in Go, it has no file to name.
+	if page := scenarioPage(t, m); !strings.Contains(page, "weather") || strings.Contains(page, "<small>") {
+		t.Errorf("the scenario page of a scenario built in Go names a file:\n%.3000s", page)
+	}
 }
 
 func TestNewScenarioFromFile(t *testing.T) {
@@ -83,6 +89,25 @@ steps:
 	if got, err := chatRound(context.Background(), m.BaseURL(), "Paris?", ""); err != nil || got != "Sunny." {
 		t.Fatalf("got %q, %v", got, err)
 	}
+	// The web view's scenario page names the file it was loaded from.
+	if page := scenarioPage(t, m); !strings.Contains(page, "<small>"+path+"</small>") {
+		t.Errorf("the scenario page does not name %s:\n%.3000s", path, page)
+	}
+}
+
+// scenarioPage is the web view's scenario page of m.
+func scenarioPage(t *testing.T, m *proxytest.Mock) string {
+	t.Helper()
+	resp, err := http.Get(m.BaseURL() + "/_llmproxy/ui/scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("scenario page: %s, %v", resp.Status, err)
+	}
+	return string(body)
 }
 
 // spiedScenario runs ServeScenario on a spy, so that its failures can be

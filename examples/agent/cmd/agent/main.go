@@ -1,8 +1,9 @@
-// Command agent runs the example agent of package agent: an OpenAI Chat
-// Completions tool loop whose write_file and shell tools really write and
-// run, or, with -fixtures, answer from a scrubbed cassette's fixtures.
+// Command agent runs the example agent of package agent: a tool loop on
+// OpenAI Chat Completions or Anthropic Messages whose write_file and shell
+// tools really write and run, or, with -fixtures, answer from a scrubbed
+// cassette's (or a running mock's) fixtures.
 //
-//	agent [-base-url URL] [-model M] [-dir DIR] [-stream] [-fixtures URL|CASSETTE] PROMPT...
+//	agent [-api openai-chat|anthropic-messages] [-base-url URL] [-model M] [-dir DIR] [-stream] [-fixtures URL|CASSETTE] PROMPT...
 //
 // See examples/agent/README.md for the record → scrub → replay workflow.
 package main
@@ -16,6 +17,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/examples/agent"
 	"github.com/llmproxy/llmproxy/fixture"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 func main() {
@@ -24,8 +26,9 @@ func main() {
 
 func run() int {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
-	baseURL := fs.String("base-url", envOr("OPENAI_BASE_URL", "http://127.0.0.1:7878/v1"), "OpenAI-compatible API `base` (env OPENAI_BASE_URL)")
-	model := fs.String("model", "gpt-4o-mini", "`model` to ask")
+	api := fs.String("api", string(wire.KindOpenAIChat), "the `wire` to speak: openai-chat or anthropic-messages")
+	baseURL := fs.String("base-url", "", "API `base` (default: env OPENAI_BASE_URL or http://127.0.0.1:7878/v1; for anthropic-messages env ANTHROPIC_BASE_URL or http://127.0.0.1:7878/anthropic)")
+	model := fs.String("model", "", "`model` to ask (default: gpt-4o-mini; claude-sonnet-4-6 for anthropic-messages)")
 	dir := fs.String("dir", ".", "`directory` the tools work in")
 	stream := fs.Bool("stream", false, "stream the answers")
 	fixtures := fs.String("fixtures", "", "answer tool calls from fixtures: a proxy `URL` (http://127.0.0.1:7878) or a cassette file")
@@ -52,12 +55,24 @@ func run() int {
 		}
 		tools = exec
 	}
-	key := os.Getenv("OPENAI_API_KEY")
+	keyVar, baseVar, base := "OPENAI_API_KEY", "OPENAI_BASE_URL", "http://127.0.0.1:7878/v1"
+	switch wire.Kind(*api) {
+	case wire.KindOpenAIChat:
+	case wire.KindAnthropicMessages:
+		keyVar, baseVar, base = "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "http://127.0.0.1:7878/anthropic"
+	default:
+		fmt.Fprintf(os.Stderr, "agent: -api %q: want openai-chat or anthropic-messages\n", *api)
+		return 2
+	}
+	if *baseURL == "" {
+		*baseURL = envOr(baseVar, base)
+	}
+	key := os.Getenv(keyVar)
 	if key == "" {
 		key = "replay-needs-no-key"
 	}
 	cfg := agent.Config{
-		BaseURL: *baseURL, APIKey: key, Model: *model,
+		API: wire.Kind(*api), BaseURL: *baseURL, APIKey: key, Model: *model,
 		Stream: *stream, Tools: tools, Log: os.Stdout,
 	}
 	if _, err := agent.Run(context.Background(), cfg, prompt); err != nil {
