@@ -144,3 +144,59 @@ func syncDir(dir string) error {
 	err = f.Sync()
 	return errors.Join(err, f.Close())
 }
+
+// A Migration says what Migrate did.
+type Migration struct {
+	From, To     int // format versions; equal when the file was left as it was
+	Interactions int
+	Fixtures     int
+}
+
+// Migrate rewrites the cassette at path in the current store format
+// (store.FormatVersion), as a whole new file put in place atomically (see
+// Draft): a crash or a kill leaves the old file. Nothing but the form of
+// the records changes: the interactions, fixtures, metadata and the index
+// (its keys and the rules it was built under) are kept, so the cassette
+// exports the same bytes and matches as before. A cassette already in the
+// current format is left untouched. The file is held with the writer's
+// lock throughout, so no recording can slip in and be lost.
+func Migrate(path string, opts Options) (Migration, error) {
+	opts.ReadOnly, opts.Overwrite = false, false
+	if _, err := os.Stat(path); err != nil {
+		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	c, err := Open(path, opts)
+	if err != nil {
+		return Migration{}, err
+	}
+	defer c.Close()
+	m, err := c.Meta()
+	if err != nil {
+		return Migration{}, err
+	}
+	n, err := c.Len()
+	if err != nil {
+		return Migration{}, err
+	}
+	fx, err := c.Fixtures()
+	if err != nil {
+		return Migration{}, err
+	}
+	mig := Migration{From: m.FormatVersion, To: m.FormatVersion, Interactions: n, Fixtures: len(fx)}
+	if m.FormatVersion >= store.FormatVersion {
+		return mig, nil
+	}
+	d, err := Create(path, opts)
+	if err != nil {
+		return Migration{}, err
+	}
+	defer d.Discard()
+	if err := c.st.CopyTo(d.st, upgrade); err != nil {
+		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
+	}
+	if err := d.Commit(); err != nil {
+		return Migration{}, err
+	}
+	mig.To = store.FormatVersion
+	return mig, nil
+}

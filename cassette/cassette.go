@@ -39,8 +39,13 @@ type Cassette struct {
 // Open opens (or, unless read-only, creates) the cassette at path. The
 // errors of package store pass through wrapped: store.ErrLocked,
 // store.ErrNotCassette, store.ErrFormatVersion, store.ErrMissing.
+//
+// A cassette of format version 1 opens and reads as one of version 2. Its
+// first append (record, auto) rewrites every interaction into version 2 in
+// the append's transaction; Replace (scrub, import, a reindex) and
+// WriteFile (migrate) write version 2 whole. Nothing else writes it.
 func Open(path string, opts Options) (*Cassette, error) {
-	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite, MapSize: opts.mapSize})
+	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite, Upgrade: upgrade, MapSize: opts.mapSize})
 	if err != nil {
 		return nil, err
 	}
@@ -91,36 +96,33 @@ func (c *Cassette) AppendAll(items []Keyed) ([]Appended, error) {
 	return c.st.AppendAll(pending)
 }
 
-// Get returns the interaction with the given id.
-func (c *Cassette) Get(id uint64) (*Interaction, error) {
-	v, err := c.st.Get(id)
+// upgrade rewrites a format-1 record as a format-2 one.
+func upgrade(id uint64, old []byte) ([]byte, error) {
+	i, err := decode(id, old)
 	if err != nil {
 		return nil, err
 	}
-	i, err := decode(id, v)
+	v, err := encode(i)
 	if err != nil {
-		return nil, fmt.Errorf("cassette %s: %w", c.Path(), err)
+		return nil, fmt.Errorf("interaction %d: %w", id, err)
 	}
-	return i, nil
+	return v, nil
 }
 
-// GetResponse returns the interaction with the given id without its
-// request body, which serving the recorded response does not need and
-// decoding would cost.
-func (c *Cassette) GetResponse(id uint64) (*Interaction, error) {
-	v, err := c.st.Get(id)
-	if err != nil {
-		return nil, err
-	}
-	if i, ok := decodeFast(v, true); ok {
-		return i, nil
-	}
-	i, err := decode(id, v)
-	if err != nil {
-		return nil, fmt.Errorf("cassette %s: %w", c.Path(), err)
-	}
-	i.Request.Body = nil
-	return i, nil
+// Get returns the interaction with the given id.
+func (c *Cassette) Get(id uint64) (*Interaction, error) {
+	var i *Interaction
+	err := c.st.Read(func(tx *store.Tx) error {
+		v, err := tx.Get(id)
+		if err != nil {
+			return err
+		}
+		if i, err = decode(id, v); err != nil {
+			return fmt.Errorf("cassette %s: %w", c.Path(), err)
+		}
+		return nil
+	})
+	return i, err
 }
 
 // Lookup returns the ids indexed under a match key, in recorded order.

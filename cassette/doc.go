@@ -13,6 +13,12 @@
 // provider. Export writes the same bytes for the same cassette, and Import
 // of an export followed by Export gives the export back byte for byte.
 //
+// An interaction is stored as a format-2 record (record.go): its response
+// body and stream events raw, beside an event table, so that Read and
+// Reply serve them from the file's pages without decoding; a format-1
+// record (one JSON document) is still read. Everything else works on the
+// Interaction.
+//
 // A whole new cassette file is written one way only: as a Draft beside its
 // path (a unique temporary name in the same directory), flushed to disk,
 // renamed over the path and the directory flushed (Create, Commit,

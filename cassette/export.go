@@ -18,6 +18,14 @@ import (
 // ExportFormat names the JSON export format in its "format" field.
 const ExportFormat = "llmproxy-cassette"
 
+// ExportFormatVersion is the version of the export format, written in its
+// "meta.format_version" field. It is the export's own, apart from the
+// store's format version (store.FormatVersion): the store's layout changed
+// in its version 2 while the export stayed as it was, so that a cassette
+// exports the same bytes whichever layout holds it. Import reads every
+// export version up to this one.
+const ExportFormatVersion = 1
+
 // exportFile is the JSON export: stable field order, interactions in
 // recorded order, fixtures sorted by call id (encoding/json sorts map keys).
 type exportFile struct {
@@ -48,7 +56,7 @@ func (c *Cassette) Export(w io.Writer) error {
 
 // WriteExport writes contents in the export format.
 func WriteExport(w io.Writer, ct *Contents) error {
-	m := exportMeta{FormatVersion: store.FormatVersion, Created: ct.Meta.Created, Updated: ct.Meta.Updated, Version: ct.Meta.Version}
+	m := exportMeta{FormatVersion: ExportFormatVersion, Created: ct.Meta.Created, Updated: ct.Meta.Updated, Version: ct.Meta.Version}
 	f := exportFile{Format: ExportFormat, Meta: m, Interactions: ct.Interactions, Fixtures: ct.Fixtures}
 	if f.Interactions == nil {
 		f.Interactions = []*Interaction{}
@@ -97,8 +105,8 @@ func ReadExport(r io.Reader) (*Contents, error) {
 	if f.Format != ExportFormat {
 		return nil, fmt.Errorf("\"format\" is %q, want %q: %w", f.Format, ExportFormat, ErrBadExport)
 	}
-	if f.Meta.FormatVersion > store.FormatVersion {
-		return nil, fmt.Errorf("export format version %d, this llmproxy reads up to %d: %w", f.Meta.FormatVersion, store.FormatVersion, store.ErrFormatVersion)
+	if f.Meta.FormatVersion > ExportFormatVersion {
+		return nil, fmt.Errorf("export format version %d, this llmproxy reads up to %d: %w", f.Meta.FormatVersion, ExportFormatVersion, store.ErrFormatVersion)
 	}
 	if f.Meta.FormatVersion < 1 {
 		return nil, fmt.Errorf("meta.format_version %d: %w", f.Meta.FormatVersion, ErrBadExport)

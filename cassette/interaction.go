@@ -179,18 +179,18 @@ func (b *Body) UnmarshalJSON(data []byte) error {
 	return fmt.Errorf("body must be a string or {\"base64\": …}, got %.20s", data)
 }
 
-// encode is the storage form of an interaction.
-func encode(i *Interaction) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(i); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
+// decode reads a stored interaction: a format-2 record (see encode) or a
+// format-1 JSON document. The id is the one it is stored under. What it
+// returns shares no bytes with v.
 func decode(id uint64, v []byte) (*Interaction, error) {
+	if len(v) > 0 && v[0] == recordTag {
+		i, err := decodeRecord(v)
+		if err != nil {
+			return nil, fmt.Errorf("interaction %d: %v: %w", id, err, ErrBadRecord)
+		}
+		i.ID = id
+		return i, nil
+	}
 	if i, ok := decodeFast(v, false); ok {
 		return i, nil
 	}

@@ -82,6 +82,16 @@ func (ix *index) lookup(key string) ([]uint64, error) {
 	return ix.keys[key], nil
 }
 
+// lookupIn is lookup inside a read transaction of the cassette.
+func (ix *index) lookupIn(r *cassette.Reader, key string) ([]uint64, error) {
+	if ix.keys == nil {
+		return r.Lookup(key)
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.keys[key], nil
+}
+
 // shape returns the recordings of a shape, in recorded order.
 func (ix *index) shape(shape string) ([]uint64, error) {
 	if ix.shapes == nil {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"slices"
 	"sync"
 )
@@ -25,50 +24,49 @@ type plays struct {
 
 func newPlays() *plays { return &plays{state: map[uint64]use{}, changed: make(chan struct{})} }
 
-// acquire picks the interaction to serve for ids (the recordings of one
-// match key, in recorded order) and marks it in flight: the first recording
-// not yet consumed. Recordings are served strictly in recorded order: when
-// that first one is in flight for another request, acquire waits for that
-// serve to end. So a client that retries a request it abandoned mid-stream
-// gets the same interaction back, even when its retry arrives before the
-// proxy noticed it had gone. Once every recording is consumed, policy
-// decides: reject reports exhausted; repeat-last returns the last recording
-// with repeat set (a repeat serve changes no state); restart makes the
-// recordings unused again and picks the first. acquire returns ctx's error
-// if ctx ends while it waits.
-func (p *plays) acquire(ctx context.Context, ids []uint64, policy Exhausted) (id uint64, repeat, exhausted bool, err error) {
+// A pick is the outcome of one try: an interaction acquired (id, repeat),
+// the recordings exhausted, or a channel to wait on before trying again.
+type pick struct {
+	id        uint64
+	repeat    bool
+	exhausted bool
+	wait      <-chan struct{}
+}
+
+// try picks the interaction to serve for ids (the recordings of one match
+// key, in recorded order) and marks it in flight: the first recording not
+// yet consumed. Recordings are served strictly in recorded order: when that
+// first one is in flight for another request, try returns the channel to
+// wait on, and the caller waits for that serve to end and tries again (with
+// the recordings of the key as they are then). So a client that retries a
+// request it abandoned mid-stream gets the same interaction back, even when
+// its retry arrives before the proxy noticed it had gone. Once every
+// recording is consumed, policy decides: reject reports exhausted;
+// repeat-last returns the last recording with repeat set (a repeat serve
+// changes no state); restart makes the recordings unused again and picks
+// the first. try never waits, so it may run inside a read transaction.
+func (p *plays) try(ids []uint64, policy Exhausted) pick {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for {
-		first := slices.IndexFunc(ids, func(id uint64) bool { return p.state[id] != consumed })
-		switch {
-		case first >= 0 && p.state[ids[first]] == unused:
-			p.state[ids[first]] = inflight
-			return ids[first], false, false, nil
-		case first >= 0: // in flight: wait for it to be released
-			changed := p.changed
-			p.mu.Unlock()
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				p.mu.Lock()
-				return 0, false, false, ctx.Err()
-			}
-			p.mu.Lock()
-			continue
-		}
-		switch policy {
-		case ExhaustedRepeatLast:
-			return ids[len(ids)-1], true, false, nil
-		case ExhaustedRestart:
-			for _, id := range ids {
-				p.state[id] = unused
-			}
-			p.state[ids[0]] = inflight
-			return ids[0], false, false, nil
-		}
-		return 0, false, true, nil
+	first := slices.IndexFunc(ids, func(id uint64) bool { return p.state[id] != consumed })
+	switch {
+	case first >= 0 && p.state[ids[first]] == unused:
+		p.state[ids[first]] = inflight
+		return pick{id: ids[first]}
+	case first >= 0: // in flight: wait for it to be released
+		return pick{wait: p.changed}
 	}
+	switch policy {
+	case ExhaustedRepeatLast:
+		return pick{id: ids[len(ids)-1], repeat: true}
+	case ExhaustedRestart:
+		for _, id := range ids {
+			p.state[id] = unused
+		}
+		p.state[ids[0]] = inflight
+		return pick{id: ids[0]}
+	}
+	return pick{exhausted: true}
 }
 
 // release ends a serve: delivered consumes the interaction, otherwise it is

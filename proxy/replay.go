@@ -10,66 +10,134 @@ import (
 )
 
 // replay answers from the cassette; in auto mode a miss is recorded instead.
+// The common case, a request whose match key has a recording, costs one
+// read transaction of the cassette (see serveRecording).
 func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
-	ids, err := s.recordings(x, auto)
-	if err != nil {
-		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
-		return
-	}
-	var served []uint64 // the request's recordings, when every one was served
-	if len(ids) > 0 {
-		id, repeat, exhausted, err := x.tape.plays.acquire(x.req.Context(), ids, s.cfg.OnExhausted)
+	var ids []uint64 // nil: serveRecording looks the key up
+	for {
+		t, err := s.serveRecording(w, x, ids)
 		if err != nil {
-			return // the client left while an earlier serve of its request was in flight
-		}
-		if !exhausted {
-			s.play(w, x, id, repeat)
+			s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 			return
 		}
-		served = ids
-	}
-	if auto {
-		s.record(w, x)
+		switch {
+		case t.served:
+			return
+		case t.wait != nil:
+			select {
+			case <-t.wait:
+				continue
+			case <-x.req.Context().Done():
+				return // the client left while an earlier serve of its request was in flight
+			}
+		case len(t.ids) == 0 && ids == nil:
+			if ids, err = s.otherRecordings(x, auto); err != nil {
+				s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
+				return
+			}
+			if len(ids) > 0 {
+				continue
+			}
+		}
+		var served []uint64 // the request's recordings, when every one was served
+		if t.exhausted {
+			served = t.ids
+		}
+		if auto {
+			s.record(w, x)
+			return
+		}
+		s.miss(w, x, served)
 		return
 	}
-	s.miss(w, x, served)
+}
+
+// A serving is the outcome of one serveRecording.
+type serving struct {
+	ids       []uint64        // the request's recordings
+	served    bool            // one was acquired and served, whole or not
+	exhausted bool            // every one was consumed, and the policy rejects
+	wait      <-chan struct{} // the first unconsumed one is in flight: wait, then try again
+}
+
+// serveRecording serves the request from its recordings — ids, or when ids
+// is nil the recordings of its match key — in one read transaction of the
+// cassette: the lookup, the choice (plays.try) and the read of the chosen
+// response see the same cassette. A recording is consumed only when the
+// whole response reached the client.
+//
+// The response is written straight from the cassette's mapped pages, inside
+// the transaction, when that is safe and short: the cassette is read-only
+// (so no process writes it, and no writer waits on the transaction, however
+// slow the client) and the response is not paced (--pace recorded or
+// --latency would hold the transaction while sleeping). Otherwise (auto
+// mode, whose writer must be able to grow the file, or a paced response)
+// it is copied out and written after the transaction ends.
+func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64) (serving, error) {
+	t := serving{ids: ids}
+	fromPage := x.tape.c.ReadOnly() && s.cfg.Pace != PaceRecorded && s.cfg.Latency <= 0
+	var (
+		p    pick
+		held cassette.Reply // the copy served after the transaction
+	)
+	err := x.tape.c.Read(func(r *cassette.Reader) error {
+		if t.ids == nil {
+			var err error
+			if t.ids, err = x.tape.index.lookupIn(r, x.key); err != nil {
+				return err
+			}
+		}
+		if len(t.ids) == 0 {
+			return nil
+		}
+		if p = x.tape.plays.try(t.ids, s.cfg.OnExhausted); p.wait != nil || p.exhausted {
+			t.wait, t.exhausted = p.wait, p.exhausted
+			return nil
+		}
+		rep, err := r.Reply(p.id)
+		if err != nil {
+			x.tape.plays.release(p.id, false)
+			return err
+		}
+		t.served = true
+		if fromPage {
+			s.play(w, x, p, &rep)
+		} else {
+			held = rep.Clone()
+		}
+		return nil
+	})
+	if err == nil && t.served && !fromPage {
+		s.play(w, x, p, &held)
+	}
+	return t, err
 }
 
 // play serves an acquired recording and releases it, consumed if the whole
 // response reached the client; a repeat serve changes no state.
-func (s *Server) play(w http.ResponseWriter, x *exchange, id uint64, repeat bool) {
-	i, err := x.tape.c.GetResponse(id)
-	if err != nil {
-		x.tape.plays.release(id, false)
-		s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
-		return
-	}
+func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.Reply) {
 	var settled *bracket
-	delivered := s.serve(w, x, i, func() { settled = s.journal.begin(x.tape, true) })
+	delivered := s.serve(w, x, rep, func() { settled = s.journal.begin(x.tape, true) })
 	if settled != nil {
 		defer settled.close()
 	}
-	if !repeat {
-		x.tape.plays.release(id, delivered)
+	if !p.repeat {
+		x.tape.plays.release(p.id, delivered)
 	}
-	s.log.InfoContext(x.req.Context(), "replayed", x.logArgs("interaction", id, "status", i.Response.Status, "delivered", delivered)...)
-	e := x.entry(id, "", i.Response.Status)
-	e.Repeat, e.Incomplete = repeat, !delivered
+	s.log.InfoContext(x.req.Context(), "replayed", x.logArgs("interaction", p.id, "status", rep.Status, "delivered", delivered)...)
+	e := x.entry(p.id, "", rep.Status)
+	e.Repeat, e.Incomplete = p.repeat, !delivered
 	s.journal.add(e)
 }
 
-// recordings are the recordings of the request's match key, found with one
-// index lookup. A request that has none is looked up again only as what it
-// may be: in replay, one for an upstream this server was not given (see
-// reroute); then one whose tool results equal their fixtures as JSON values
-// but are written otherwise (see fixtureMatch).
-func (s *Server) recordings(x *exchange, auto bool) ([]uint64, error) {
-	ids, err := x.tape.index.lookup(x.key)
-	if err != nil || len(ids) > 0 {
-		return ids, err
-	}
+// otherRecordings are the recordings of a request that has none under its
+// match key, looked up again only as what it may be: in replay, one for an
+// upstream this server was not given (see reroute); then one whose tool
+// results equal their fixtures as JSON values but are written otherwise
+// (see fixtureMatch).
+func (s *Server) otherRecordings(x *exchange, auto bool) ([]uint64, error) {
 	if !auto && s.reroute(x) {
-		if ids, err = x.tape.index.lookup(x.key); err != nil || len(ids) > 0 {
+		if ids, err := x.tape.index.lookup(x.key); err != nil || len(ids) > 0 {
 			return ids, err
 		}
 	}
@@ -79,43 +147,43 @@ func (s *Server) recordings(x *exchange, auto bool) ([]uint64, error) {
 // serve writes a recorded response; it reports whether all of it reached
 // the client. last is called once, just before the write that completes the
 // response.
-func (s *Server) serve(w http.ResponseWriter, x *exchange, i *cassette.Interaction, last func()) bool {
+func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, last func()) bool {
 	ctx := x.req.Context()
 	h := w.Header()
-	for k, vs := range i.Response.Headers {
-		h[k] = append([]string(nil), vs...)
-	}
-	if !i.Response.Streamed() {
-		h.Set("Content-Length", strconv.Itoa(len(i.Response.Body)))
+	rep.SetHeaders(h)
+	if !rep.Streamed() {
+		h.Set("Content-Length", strconv.Itoa(len(rep.Body())))
 	}
 	if !sleep(ctx, s.cfg.Latency) {
 		return false
 	}
-	if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(i.Response.TTFBMillis))) {
+	if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(rep.TTFBMillis))) {
 		return false
 	}
-	if !i.Response.Streamed() || len(i.Response.Events) == 0 {
+	n := rep.Events()
+	if !rep.Streamed() || n == 0 {
 		last()
 	}
-	w.WriteHeader(i.Response.Status)
+	w.WriteHeader(rep.Status)
 	rc := http.NewResponseController(w)
-	if !i.Response.Streamed() {
-		if _, err := w.Write(i.Response.Body); err != nil {
+	if !rep.Streamed() {
+		if _, err := w.Write(rep.Body()); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
-	for n, e := range i.Response.Events {
+	for k := range n {
 		if contextDone(ctx) {
 			return false
 		}
-		if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(e.AtMillis))) {
+		data, at := rep.Event(k)
+		if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(at))) {
 			return false
 		}
-		if n == len(i.Response.Events)-1 {
+		if k == n-1 {
 			last()
 		}
-		if _, err := w.Write(e.Data); err != nil {
+		if _, err := w.Write(data); err != nil {
 			return false
 		}
 		if err := rc.Flush(); err != nil {

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -20,7 +21,8 @@ import (
 // the /openai/ path.
 func BenchmarkReplay(b *testing.B) {
 	reqBody := fake.Captured("openai-chat-toolcalls.request.json")
-	h := replayServer(b, reqBody, fake.Captured("openai-chat-toolcalls.response.json"))
+	h := replayServer(b, reqBody, cassette.Response{Status: http.StatusOK,
+		Headers: http.Header{"Content-Type": {"application/json"}}, Body: fake.Captured("openai-chat-toolcalls.response.json")})
 	for _, path := range []string{"/v1/chat/completions", "/openai/v1/chat/completions"} {
 		b.Run(path, func(b *testing.B) {
 			b.ReportAllocs()
@@ -37,10 +39,33 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkReplaySSE times one replayed streamed request, server side only:
+// a 200-event SSE answer served at once (no pacing).
+func BenchmarkReplaySSE(b *testing.B) {
+	reqBody := fake.Captured("openai-chat-toolcalls.request.json")
+	resp := cassette.Response{Status: http.StatusOK, Headers: http.Header{"Content-Type": {"text/event-stream"}}, Framing: "sse"}
+	for n := range 200 {
+		data := fmt.Sprintf("data: {\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"word %d \"}}]}\n\n", n)
+		resp.Events = append(resp.Events, cassette.Event{AtMillis: float64(n), Data: []byte(data)})
+	}
+	want := resp.Bytes()
+	h := replayServer(b, reqBody, resp)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(reqBody))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK || w.Body.Len() != len(want) {
+			b.Fatalf("status %d, %d bytes, want %d", w.Code, w.Body.Len(), len(want))
+		}
+	}
+}
+
 // replayServer is a replaying proxy over a cassette holding one recording of
 // reqBody, made through each of the default and openai upstreams, served
 // again and again.
-func replayServer(b *testing.B, reqBody, respBody []byte) *proxy.Server {
+func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.Server {
 	path := cassettePath(b)
 	c, err := cassette.Open(path, cassette.Options{Version: "bench"})
 	if err != nil {
@@ -60,7 +85,7 @@ func replayServer(b *testing.B, reqBody, respBody []byte) *proxy.Server {
 			Upstream: up, Provider: "openai", Kind: string(wire.KindOpenAIChat),
 			Request: cassette.Request{Method: http.MethodPost, Path: "/v1/chat/completions",
 				Headers: http.Header{"Content-Type": {"application/json"}}, Body: reqBody},
-			Response: cassette.Response{Status: http.StatusOK, Headers: http.Header{"Content-Type": {"application/json"}}, Body: respBody},
+			Response: resp,
 		})
 	}
 	if err := c.Replace(ct, proxy.Keys(m)); err != nil {

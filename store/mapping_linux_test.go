@@ -76,11 +76,13 @@ func TestResidentLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		limit   int64
+		viaTx   bool // read in one transaction per interaction, as replay does
 		atMost  int64
 		atLeast int64
 	}{
-		{"limit of 2 MB", limit, 2*limit + 1<<20, 0},
-		{"no limit", -1, 1 << 40, n * size / 2},
+		{"limit of 2 MB", limit, false, 2*limit + 1<<20, 0},
+		{"limit of 2 MB, through Read", limit, true, 2*limit + 1<<20, 0},
+		{"no limit", -1, false, 1 << 40, n * size / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: tc.limit})
@@ -89,6 +91,22 @@ func TestResidentLimit(t *testing.T) {
 			}
 			defer s.Close()
 			for id := uint64(1); id <= n; id++ {
+				if tc.viaTx {
+					err := s.Read(func(tx *store.Tx) error {
+						if _, err := tx.Lookup(fmt.Sprint("key", id-1)); err != nil {
+							return err
+						}
+						v, err := tx.Get(id)
+						if err == nil && (len(v) != size || v[0] != byte(id-1)) {
+							err = fmt.Errorf("%d bytes", len(v))
+						}
+						return err
+					})
+					if err != nil {
+						t.Fatalf("Read of interaction %d: %v", id, err)
+					}
+					continue
+				}
 				v, err := s.Get(id)
 				if err != nil || len(v) != size || v[0] != byte(id-1) {
 					t.Fatalf("Get(%d): %d bytes, %v", id, len(v), err)

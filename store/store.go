@@ -20,8 +20,12 @@ import (
 )
 
 // FormatVersion is the cassette format this package writes. Open refuses a
-// cassette whose metadata names a larger one.
-const FormatVersion = 1
+// cassette whose metadata names a larger one. The store does not read the
+// records; the format version says which form its caller stored them in:
+// 1, a JSON document each; 2, package cassette's binary record. An older
+// file is upgraded by its first append (see Options.Upgrade) or by a
+// Replace, which writes every record anew.
+const FormatVersion = 2
 
 // maxMapSize bounds Options.MapSize: a larger map is not asked for, and
 // none on a 32-bit system, whose address space a large map could exhaust.
@@ -74,6 +78,12 @@ type Options struct {
 	// spend seconds in copies; a map that is large enough from the start
 	// never moves. It reserves address space, not memory.
 	MapSize int64
+	// Upgrade converts a record stored in an older format version into the
+	// current one. The first AppendAll into a cassette of an older format
+	// runs it on every record, in the append's transaction, and stamps the
+	// current version: a crash leaves the file all old or all new. Nil
+	// means an older cassette cannot be appended to (ErrFormatVersion).
+	Upgrade func(id uint64, old []byte) ([]byte, error)
 }
 
 // Meta is a cassette's metadata.
@@ -104,6 +114,9 @@ type Contents struct {
 	Meta     Meta              // written as is, except FormatVersion, which is always FormatVersion
 }
 
+// Records passed to Replace and AppendAll must be in the current format
+// version's form: both stamp FormatVersion.
+
 // Store is an open cassette file. Its methods are safe for concurrent use.
 type Store struct {
 	db       *bolt.DB
@@ -116,6 +129,7 @@ type Store struct {
 	// other append can slip in between its commit and clearing the flag.
 	appendMu sync.Mutex
 	reset    bool // Options.Overwrite, until the first append
+	upgrade  func(id uint64, old []byte) ([]byte, error)
 
 	res resident // for a read-only store: bounds what stays mapped
 }
@@ -162,7 +176,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now, reset: o.Overwrite && !o.ReadOnly}
+	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now, reset: o.Overwrite && !o.ReadOnly, upgrade: o.Upgrade}
 	if err := s.init(o.Version); err != nil {
 		db.Close()
 		return nil, err
@@ -345,8 +359,8 @@ func (s *Store) init(version string) error {
 	})
 }
 
+// putMeta writes the metadata as given, format version included.
 func putMeta(tx *bolt.Tx, m Meta) error {
-	m.FormatVersion = FormatVersion
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -398,6 +412,9 @@ func (s *Store) SetIndexRules(rules string) error {
 			return err
 		}
 		m.IndexRules = rules
+		if tx.Bucket(bucketInteractions).Sequence() == 0 {
+			m.FormatVersion = FormatVersion // nothing stored in an older form
+		}
 		return putMeta(tx, m)
 	})
 }
@@ -421,8 +438,10 @@ func idKey(id uint64) []byte {
 }
 
 // indexPrefix is a length-prefixed key, so that no key is a prefix of another.
-func indexPrefix(key string) []byte {
-	b := binary.AppendUvarint(nil, uint64(len(key)))
+func indexPrefix(key string) []byte { return appendIndexPrefix(nil, key) }
+
+func appendIndexPrefix(b []byte, key string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
 	return append(b, key...)
 }
 
@@ -462,6 +481,13 @@ func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 				return err
 			}
 		}
+		m, err := getMeta(tx)
+		if err != nil {
+			return err
+		}
+		if err := s.upgradeRecords(tx, m.FormatVersion); err != nil {
+			return err
+		}
 		b := tx.Bucket(bucketInteractions)
 		ib, sb := tx.Bucket(bucketIndex), tx.Bucket(bucketShapes)
 		seq := b.Sequence()
@@ -490,11 +516,7 @@ func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 		if err := b.SetSequence(seq); err != nil {
 			return err
 		}
-		m, err := getMeta(tx)
-		if err != nil {
-			return err
-		}
-		m.Updated = s.now().UTC()
+		m.FormatVersion, m.Updated = FormatVersion, s.now().UTC()
 		return putMeta(tx, m)
 	})
 	if err != nil && !errors.Is(err, errNoneStored) {
@@ -504,6 +526,89 @@ func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 		s.reset = false
 	}
 	return res, nil
+}
+
+// upgradeRecords rewrites every stored record of a cassette in format
+// version from into the current one, with Options.Upgrade.
+func (s *Store) upgradeRecords(tx *bolt.Tx, from int) error {
+	if from >= FormatVersion {
+		return nil
+	}
+	if s.upgrade == nil {
+		return fmt.Errorf("format version %d, this store appends only to %d: %w", from, FormatVersion, ErrFormatVersion)
+	}
+	b := tx.Bucket(bucketInteractions)
+	var ids []uint64
+	err := b.ForEach(func(k, _ []byte) error {
+		if len(k) != 8 {
+			return fmt.Errorf("corrupt interaction key %x", k)
+		}
+		ids = append(ids, binary.BigEndian.Uint64(k))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		var v []byte
+		if err := callback(func() (err error) { v, err = s.upgrade(id, b.Get(idKey(id))); return err }); err != nil {
+			return fmt.Errorf("upgrade from format version %d: %w", from, err)
+		}
+		if err := b.Put(idKey(id), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CopyTo writes the whole cassette into dst in one transaction of dst:
+// every record as convert returns it, both indexes and the fixtures as they
+// are, and the metadata (index rules included) stamped with FormatVersion.
+// What dst held before is removed. It is how a cassette of an older format
+// is rewritten without recomputing its index: the keys stay those it was
+// built with.
+func (s *Store) CopyTo(dst *Store, convert func(id uint64, old []byte) ([]byte, error)) error {
+	return s.view("read", func(src *bolt.Tx) error {
+		return dst.update(func(tx *bolt.Tx) error {
+			if err := emptyBuckets(tx); err != nil {
+				return err
+			}
+			for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
+				if err := copyBucket(src.Bucket(name), tx.Bucket(name), bytes.Equal(name, bucketInteractions), convert); err != nil {
+					return err
+				}
+			}
+			m, err := getMeta(src)
+			if err != nil {
+				return err
+			}
+			m.FormatVersion = FormatVersion
+			return putMeta(tx, m)
+		})
+	})
+}
+
+// copyBucket copies every key of from into to, in key order (so that bbolt
+// appends), converting the values of records.
+func copyBucket(from, to *bolt.Bucket, records bool, convert func(id uint64, old []byte) ([]byte, error)) error {
+	err := from.ForEach(func(k, v []byte) error {
+		if records {
+			if len(k) != 8 {
+				return fmt.Errorf("corrupt interaction key %x", k)
+			}
+			id := binary.BigEndian.Uint64(k)
+			if err := callback(func() (err error) { v, err = convert(id, v); return err }); err != nil {
+				return err
+			}
+		}
+		// The source's bytes stay mapped until its transaction ends, after
+		// this one commits.
+		return to.Put(k, v)
+	})
+	if err != nil {
+		return err
+	}
+	return to.SetSequence(from.Sequence())
 }
 
 // emptyBuckets replaces the interactions, both indexes and the fixtures by
@@ -570,14 +675,8 @@ func (s *Store) Shape(shape string) ([]uint64, error) {
 
 func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 	var ids []uint64
-	prefix := indexPrefix(key)
 	err := s.view("read", func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucket).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if len(k) == len(prefix)+8 {
-				ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
-			}
-		}
+		ids = seek(tx, bucket, key)
 		return nil
 	})
 	if err != nil {
@@ -585,6 +684,71 @@ func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 	}
 	s.res.read(0)
 	return ids, nil
+}
+
+// seek returns the ids an index bucket holds under key, in recorded order.
+func seek(tx *bolt.Tx, bucket []byte, key string) []uint64 {
+	var ids []uint64
+	var buf [80]byte
+	prefix := appendIndexPrefix(buf[:0], key)
+	c := tx.Bucket(bucket).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
+		}
+	}
+	return ids
+}
+
+// A Tx is one read transaction of the store (see Read).
+type Tx struct {
+	tx   *bolt.Tx
+	path string
+	res  *resident
+}
+
+// Read runs fn in one read transaction. The bytes a Tx returns are the
+// file's mapped pages: valid only until fn returns, and never to be
+// changed. While fn runs, a write of this process that must grow the file
+// (and with it the memory map) waits for fn to return; no other write
+// waits. A damaged page that a Tx method meets is its error, wrapping
+// ErrCorrupt; any other panic in fn is fn's own, passed on.
+func (s *Store) Read(fn func(tx *Tx) error) error {
+	return s.view("read", func(tx *bolt.Tx) error {
+		return callback(func() error { return fn(&Tx{tx: tx, path: s.path, res: &s.res}) })
+	})
+}
+
+// read runs a read of the transaction's pages, and turns bbolt's panic on
+// a damaged page (or a fault on the memory map, which guard makes a
+// panic) into an error naming the file and what was read.
+// what names the read, and is called only for that error.
+func (t *Tx) read(what func() string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cassette %s: %s: %v: %w", t.path, what(), r, ErrCorrupt)
+		}
+	}()
+	return fn()
+}
+
+// Lookup returns, in recorded order, the ids indexed under a match key.
+func (t *Tx) Lookup(key string) (ids []uint64, err error) {
+	err = t.read(func() string { return "index" }, func() error { ids = seek(t.tx, bucketIndex, key); return nil })
+	t.res.read(0)
+	return ids, err
+}
+
+// Get returns the stored record of an interaction, the file's own bytes.
+func (t *Tx) Get(id uint64) (v []byte, err error) {
+	err = t.read(func() string { return fmt.Sprint("interaction ", id) }, func() error {
+		if v = t.tx.Bucket(bucketInteractions).Get(idKey(id)); v == nil {
+			return fmt.Errorf("cassette %s: interaction %d: %w", t.path, id, ErrNotFound)
+		}
+		return nil
+	})
+	t.res.read(len(v))
+	return v, err
 }
 
 // Len is the number of interactions.
@@ -744,6 +908,7 @@ func (s *Store) Replace(c Contents) error {
 				return err
 			}
 		}
+		c.Meta.FormatVersion = FormatVersion
 		return putMeta(tx, c.Meta)
 	})
 }

@@ -49,6 +49,8 @@ func commands() []command {
 			"--in FILE --cassette FILE [--force]", runImport},
 		{"ls", "lists a cassette's interactions, one line each",
 			"--cassette FILE", runLs},
+		{"migrate", "rewrites a cassette of an older format in the current one, atomically, keeping what it exports",
+			"--cassette FILE", runMigrate},
 		{"mock", "answers each request from scripted scenarios, on every provider's wire, and never contacts a provider",
 			"--scenario FILE [--scenario FILE]... [flags]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return runMock(ctx, args, stdout, stderr, signals)

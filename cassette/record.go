@@ -1,0 +1,347 @@
+package cassette
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+)
+
+// recordTag is the first byte of an interaction stored in format version 2.
+// A format-1 record is a JSON object, whose first byte is '{'.
+const recordTag = 0x02
+
+// eventEntry is the size of one row of a record's event table: the end
+// offset of the event in the events section (uint64) and its arrival time
+// in milliseconds (float64 bits), both big-endian.
+const eventEntry = 16
+
+// A format-2 record is the interaction's tag byte, the lengths of its five
+// sections as uvarints, then the sections in this order:
+//
+//	front  the interaction's own fields and its request: upstream,
+//	       provider, kind, recorded_at (RFC 3339 text), method, path,
+//	       query, request headers, request body
+//	head   status (varint), framing, ttfb_ms and duration_ms (float64
+//	       bits), response headers
+//	body   the response body, raw
+//	events the stream's events, raw and concatenated
+//	table  one eventEntry per event
+//
+// A string is a uvarint length then its bytes; headers are a uvarint count
+// of names, in sorted order, each a string then a uvarint count of values
+// and the values. Serving reads head, body, events and table and never the
+// front, whose request body may be the largest part.
+const sections = 5
+
+// encode is the storage form of an interaction: a format-2 record.
+func encode(i *Interaction) ([]byte, error) {
+	at, err := i.RecordedAt.MarshalText()
+	if err != nil {
+		return nil, fmt.Errorf("recorded_at: %w", err)
+	}
+	var front []byte
+	for _, s := range [][]byte{[]byte(i.Upstream), []byte(i.Provider), []byte(i.Kind), at,
+		[]byte(i.Request.Method), []byte(i.Request.Path), []byte(i.Request.Query)} {
+		front = appendBytes(front, s)
+	}
+	front = appendHeaders(front, i.Request.Headers)
+	front = appendBytes(front, i.Request.Body)
+	head, table, events := encodeResponse(&i.Response)
+	out := make([]byte, 0, 1+sections*binary.MaxVarintLen32+len(front)+len(head)+len(i.Response.Body)+len(events)+len(table))
+	out = append(out, recordTag)
+	for _, s := range [][]byte{front, head, i.Response.Body, events, table} {
+		out = binary.AppendUvarint(out, uint64(len(s)))
+	}
+	out = append(out, front...)
+	out = append(out, head...)
+	out = append(out, i.Response.Body...)
+	out = append(out, events...)
+	return append(out, table...), nil
+}
+
+// encodeResponse is a response's head, event table and events sections.
+func encodeResponse(r *Response) (head, table, events []byte) {
+	head = binary.AppendVarint(nil, int64(r.Status))
+	head = appendBytes(head, []byte(r.Framing))
+	head = binary.BigEndian.AppendUint64(head, math.Float64bits(r.TTFBMillis))
+	head = binary.BigEndian.AppendUint64(head, math.Float64bits(r.DurationMillis))
+	head = appendHeaders(head, r.Headers)
+	n := 0
+	for _, e := range r.Events {
+		n += len(e.Data)
+	}
+	events = make([]byte, 0, n)
+	table = make([]byte, 0, len(r.Events)*eventEntry)
+	for _, e := range r.Events {
+		events = append(events, e.Data...)
+		table = binary.BigEndian.AppendUint64(table, uint64(len(events)))
+		table = binary.BigEndian.AppendUint64(table, math.Float64bits(e.AtMillis))
+	}
+	return head, table, events
+}
+
+func appendBytes(b, s []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendHeaders(b []byte, h http.Header) []byte {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, k := range names {
+		b = appendBytes(b, []byte(k))
+		b = binary.AppendUvarint(b, uint64(len(h[k])))
+		for _, v := range h[k] {
+			b = appendBytes(b, []byte(v))
+		}
+	}
+	return b
+}
+
+// record is a format-2 record split into its sections, which alias the
+// stored bytes.
+type record struct {
+	front, head, body, events, table []byte
+}
+
+// split checks a record's framing and splits it into its sections.
+func split(v []byte) (record, error) {
+	if len(v) == 0 || v[0] != recordTag {
+		return record{}, fmt.Errorf("not a format-2 record")
+	}
+	rd := reader{b: v[1:]}
+	var n [sections]uint64
+	total := uint64(0)
+	for k := range n {
+		n[k] = rd.uvarint()
+		total += min(n[k], uint64(len(v)))
+	}
+	if rd.err != nil {
+		return record{}, fmt.Errorf("section lengths: %w", rd.err)
+	}
+	if total != uint64(len(rd.b)) {
+		return record{}, fmt.Errorf("sections of %d bytes in a record with %d after its lengths", total, len(rd.b))
+	}
+	b := rd.b
+	cut := func(k int) []byte { s := b[:n[k]:n[k]]; b = b[n[k]:]; return s }
+	r := record{front: cut(0), head: cut(1), body: cut(2), events: cut(3), table: cut(4)}
+	if len(r.table)%eventEntry != 0 {
+		return record{}, fmt.Errorf("event table of %d bytes, not a multiple of %d", len(r.table), eventEntry)
+	}
+	end := uint64(0)
+	for k := 0; k < len(r.table); k += eventEntry {
+		off := binary.BigEndian.Uint64(r.table[k:])
+		if off < end || off > uint64(len(r.events)) {
+			return record{}, fmt.Errorf("event %d ends at offset %d, outside %d..%d", k/eventEntry, off, end, len(r.events))
+		}
+		end = off
+	}
+	if end != uint64(len(r.events)) {
+		return record{}, fmt.Errorf("events of %d bytes, the table covers %d", len(r.events), end)
+	}
+	return r, nil
+}
+
+// event returns the data and arrival time of event k of a checked record.
+func (r *record) event(k int) ([]byte, float64) {
+	start := uint64(0)
+	if k > 0 {
+		start = binary.BigEndian.Uint64(r.table[(k-1)*eventEntry:])
+	}
+	end := binary.BigEndian.Uint64(r.table[k*eventEntry:])
+	at := math.Float64frombits(binary.BigEndian.Uint64(r.table[k*eventEntry+8:]))
+	return r.events[start:end:end], at
+}
+
+// decodeRecord reads a whole format-2 record; what it returns shares no
+// bytes with v.
+func decodeRecord(v []byte) (*Interaction, error) {
+	r, err := split(v)
+	if err != nil {
+		return nil, err
+	}
+	i := &Interaction{}
+	rd := reader{b: r.front}
+	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
+	at := rd.bytes()
+	i.Request.Method, i.Request.Path, i.Request.Query = rd.str(), rd.str(), rd.str()
+	i.Request.Headers = rd.headers()
+	i.Request.Body = Body(clone(rd.bytes()))
+	if err := rd.end("request"); err != nil {
+		return nil, err
+	}
+	if err := i.RecordedAt.UnmarshalText(at); err != nil {
+		return nil, fmt.Errorf("recorded_at: %w", err)
+	}
+	h, err := readHead(r.head)
+	if err != nil {
+		return nil, err
+	}
+	i.Response.Status, i.Response.Framing, i.Response.TTFBMillis, i.Response.DurationMillis = h.status, h.framing, h.ttfb, h.duration
+	hr := reader{b: h.headers}
+	i.Response.Headers = hr.headers()
+	i.Response.Body = Body(clone(r.body))
+	if n := len(r.table) / eventEntry; n > 0 {
+		events := clone(r.events)
+		i.Response.Events = make([]Event, n)
+		start := uint64(0)
+		for k := range n {
+			row := r.table[k*eventEntry:]
+			end := binary.BigEndian.Uint64(row)
+			i.Response.Events[k] = Event{AtMillis: math.Float64frombits(binary.BigEndian.Uint64(row[8:])), Data: Body(events[start:end:end])}
+			start = end
+		}
+	}
+	return i, nil
+}
+
+// clone copies b, nil when it is empty (as a JSON "" decodes in format 1
+// for an omitted body).
+func clone(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// head is a record's head section, read; headers stay encoded.
+type head struct {
+	status         int
+	framing        string
+	ttfb, duration float64
+	headers        []byte
+}
+
+// readHead reads a head section and checks its headers' encoding.
+func readHead(b []byte) (head, error) {
+	rd := reader{b: b}
+	status := rd.varint()
+	framing := rd.str()
+	ttfb, duration := rd.f64(), rd.f64()
+	if status < math.MinInt32 || status > math.MaxInt32 {
+		rd.fail("status %d out of range", status)
+	}
+	h := head{status: int(status), framing: framing, ttfb: ttfb, duration: duration, headers: rd.b}
+	rd.skipHeaders()
+	if err := rd.end("response head"); err != nil {
+		return head{}, err
+	}
+	return h, nil
+}
+
+// reader is a cursor over a section; after the first fault every read
+// returns zero values and err says what was wrong.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(format, args...)
+	}
+	r.b = nil
+}
+
+func (r *reader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad length")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("bad number")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) f64() float64 {
+	if len(r.b) < 8 {
+		r.fail("truncated number")
+		return 0
+	}
+	v := math.Float64frombits(binary.BigEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+// bytes reads a string as a slice of the section.
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail("string of %d bytes with %d left", n, len(r.b))
+		return nil
+	}
+	s := r.b[:n:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) str() string { return string(r.bytes()) }
+
+// count reads a count of items that each take at least one byte, so that
+// no count can ask for more than the section holds.
+func (r *reader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail("count %d with %d bytes left", n, len(r.b))
+		return 0
+	}
+	return int(n)
+}
+
+// headers reads encoded headers, nil when there are none.
+func (r *reader) headers() http.Header {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	h := make(http.Header, n)
+	for range n {
+		k := r.str()
+		vs := make([]string, r.count())
+		for j := range vs {
+			vs[j] = r.str()
+		}
+		if r.err != nil {
+			return nil
+		}
+		h[k] = vs
+	}
+	return h
+}
+
+// skipHeaders steps over encoded headers, checking their framing.
+func (r *reader) skipHeaders() {
+	for range r.count() {
+		r.bytes()
+		for range r.count() {
+			r.bytes()
+		}
+	}
+}
+
+// end reports a fault, or bytes left over, in the named section.
+func (r *reader) end(section string) error {
+	switch {
+	case r.err != nil:
+		return fmt.Errorf("%s: %w", section, r.err)
+	case len(r.b) > 0:
+		return fmt.Errorf("%s: %d bytes left over", section, len(r.b))
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package store_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/store"
+)
+
+// Read sees the index and the records in one transaction; a missing id is
+// ErrNotFound, and a page damaged after the open is ErrCorrupt from the
+// Tx method that met it, never a panic.
+func TestRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := []byte("MARKER-0123456789")
+	value := append(bytes.Repeat([]byte{'v'}, 3000), marker...)
+	if err := s.Replace(store.Contents{Records: []store.Record{{ID: 1, Key: "k", Shape: "s", Value: value}}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = store.Open(path, &store.Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Read(func(tx *store.Tx) error {
+		ids, err := tx.Lookup("k")
+		if err != nil || len(ids) != 1 || ids[0] != 1 {
+			t.Errorf("Lookup = %v, %v; want [1]", ids, err)
+		}
+		if v, err := tx.Get(1); err != nil || !bytes.Equal(v, value) {
+			t.Errorf("Get(1): %d bytes, %v", len(v), err)
+		}
+		if _, err := tx.Get(2); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "interaction 2") {
+			t.Errorf("Get(2): %v, want ErrNotFound naming interaction 2", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another program writes the file behind the lock: the page holding the
+	// record gets a page type bbolt does not know.
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(raw, marker)
+	if at < 0 {
+		t.Fatal("record not found in the file")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := int64(at / os.Getpagesize() * os.Getpagesize())
+	if _, err := f.WriteAt([]byte{0xee, 0xee}, page+8); err != nil { // the page header's flags
+		t.Fatal(err)
+	}
+	f.Close()
+	err = s.Read(func(tx *store.Tx) error {
+		_, err := tx.Get(1)
+		return err
+	})
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "interaction 1") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Get on a damaged page: %v, want ErrCorrupt naming the file and interaction 1", err)
+	}
+}
