@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -115,13 +116,21 @@ func ResponseHeaders(h http.Header) http.Header {
 	return out
 }
 
-// redactValues copies header values with key-shaped strings replaced.
+// redactValues returns header values with key-shaped strings replaced: a
+// copy when one is, else vs itself, its capacity cut to its length so that
+// an append to either header map never writes into the other's values.
 func redactValues(vs []string) []string {
-	out := make([]string, len(vs))
 	for n, v := range vs {
-		out[n] = RedactKeysString(v)
+		if red := RedactKeysString(v); red != v {
+			out := slices.Clone(vs)
+			out[n] = red
+			for m := n + 1; m < len(out); m++ {
+				out[m] = RedactKeysString(out[m])
+			}
+			return out
+		}
 	}
-	return out
+	return vs[:len(vs):len(vs)]
 }
 
 // Path returns an escaped URL path with key-shaped strings in its segments

@@ -197,7 +197,19 @@ func jsonBody(r *Request) (isJSON, strict bool, err error) {
 // is JSON, else its bytes. A body that need not be JSON and holds a number
 // out of range is compared by bytes, as one nested too deep is; one that
 // must be JSON is an error. structural reports which.
+//
+// A JSON object or array is read in one pass (the common case); any other
+// body, and one that pass refuses, takes the general path, which gives the
+// same bytes where both apply and says what is wrong with the rest.
 func (m *Matcher) appendBody(b []byte, r *Request) (out []byte, structural bool, err error) {
+	if out, ok := m.ignore(r.Kind).AppendCanonicalBytes(b, r.Body); ok {
+		return out, true, nil
+	}
+	return m.appendBodyGeneral(b, r)
+}
+
+// appendBodyGeneral is appendBody on a parsed body.
+func (m *Matcher) appendBodyGeneral(b []byte, r *Request) (out []byte, structural bool, err error) {
 	isJSON, strict, err := jsonBody(r)
 	if err != nil {
 		return b, false, err
@@ -314,7 +326,9 @@ func (m *Matcher) Key(r *Request) (string, error) {
 	if cap(b) <= maxPooledKeyBuffer {
 		*bp = b
 	}
-	return hex.EncodeToString(sum[:]), nil
+	var key [2 * sha256.Size]byte
+	hex.Encode(key[:], sum[:])
+	return string(key[:]), nil
 }
 
 // keyBuffers hold the hash input of Key between calls.

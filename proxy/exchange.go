@@ -22,8 +22,11 @@ type exchange struct {
 	req   *http.Request
 	body  []byte
 	kind  wire.Kind
-	mreq  *match.Request
-	key   string
+	mreq  *match.Request // points at request
+	// request is the request as matching sees it, kept here so that an
+	// exchange is one allocation.
+	request match.Request
+	key     string
 	// closest and diffs are what a miss was compared with, for the log.
 	closest uint64
 	diffs   []match.Difference
@@ -57,8 +60,8 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer releaseTape()
-	body, release, err := s.readBody(w, r)
-	defer release()
+	body, held, err := s.readBody(w, r)
+	defer held.release()
 	if err != nil {
 		s.failBody(w, r, kind, rt, err)
 		return
@@ -72,10 +75,11 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	// with its secrets redacted. So a recording's match key is the key of
 	// the live request, whatever key-shaped strings either carried, and no
 	// secret reaches a log line or a miss message.
-	x.mreq = &match.Request{
+	x.request = match.Request{
 		Method: r.Method, Upstream: rt.name, Path: s.redactor.Path(rt.path), Query: s.redactor.Query(r.URL.RawQuery),
 		Header: s.redactor.Headers(r.Header), Body: s.redactor.Body(body), Kind: string(kind),
 	}
+	x.mreq = &x.request
 	x.key, err = s.matcher.Key(x.mreq)
 	if err != nil {
 		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error",
@@ -119,25 +123,47 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 
 // readBody reads the request body within Config.MaxBody bytes,
 // Config.ReadTimeout and the budget of bodies in flight, then lifts the
-// read deadline so that the response, however long, is not cut. release
-// gives the body's bytes back to the budget; call it once the body is
-// dropped, whatever the error.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), err error) {
+// read deadline so that the response, however long, is not cut.
+// held.release gives the body's bytes back to the budget; call it once the
+// body is dropped, whatever the error.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held *budgetReader, err error) {
 	rc := http.NewResponseController(w)
 	// A writer without deadlines (a test's recorder) reads unbounded.
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
 	br := &budgetReader{r: r.Body, b: &s.bodies}
-	body, err = io.ReadAll(http.MaxBytesReader(w, readCloser{br, r.Body}, s.cfg.MaxBody))
+	body, err = readAll(http.MaxBytesReader(w, br, s.cfg.MaxBody), r.ContentLength)
 	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	return body, br.release, err
+	return body, br, err
 }
 
-// readCloser reads from one reader and closes another.
-type readCloser struct {
-	io.Reader
-	io.Closer
+// maxBodyHint bounds the buffer readAll sets aside for a declared
+// Content-Length before the bytes arrive, so that a client announcing a
+// large body and sending none holds little memory.
+const maxBodyHint = 16 << 10
+
+// readAll reads r to its end, like io.ReadAll, into one buffer of the
+// declared length when that is known and small: a body read in one
+// allocation rather than a doubling series of them.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	if declared <= 0 || declared > maxBodyHint {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, declared+1) // +1: room for the read that meets the end
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than declared: grow as io.ReadAll does
+		}
+	}
 }
 
 // jsonProblem says where a body stops being JSON.

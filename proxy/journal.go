@@ -79,7 +79,7 @@ const maxLoggedResult = 4 << 10
 type journal struct {
 	mu      sync.Mutex
 	limit   int
-	entries []LogEntry // the oldest entry is at next once len(entries) == limit
+	entries []record // the oldest entry is at next once len(entries) == limit
 	next    int
 	dropped int
 	seq     uint64        // the Seq of the last entry added
@@ -90,20 +90,20 @@ type journal struct {
 	// the API right after its call must still see both. So a request
 	// brackets that moment (see begin), and the API's readers settle first:
 	// they wait for the brackets of responses that have ended, never for a
-	// response still under way.
+	// response still under way. Brackets are kept by value and readers
+	// wait on one channel that the next close closes, so that a bracket
+	// costs a request no allocation.
 	bracketSeq uint64
-	brackets   map[uint64]*bracket
+	brackets   map[uint64]bracket
+	closed     chan struct{} // made by a waiting reader, closed by the next close
 }
 
 // A bracket spans the moment between a response's end reaching the client
 // and its request being in the journal.
 type bracket struct {
-	j    *journal
-	n    uint64
 	tape *tape
-	done chan struct{}
-	// ended is set (under j.mu) once the client may hold the whole
-	// response; until then readers do not wait for the bracket.
+	// ended is set once the client may hold the whole response; until
+	// then readers do not wait for the bracket.
 	ended bool
 	// behind, if set, reports whether the recording still waits for an
 	// earlier one on its cassette to be written: readers do not wait for it
@@ -111,33 +111,56 @@ type bracket struct {
 	behind func() bool
 }
 
+// bracketRef names an open bracket of a journal.
+type bracketRef struct {
+	j *journal
+	n uint64
+}
+
 // begin opens a bracket for a request on tape t; ended says whether its
 // response has already reached the client whole.
-func (j *journal) begin(t *tape, ended bool) *bracket {
+func (j *journal) begin(t *tape, ended bool) bracketRef {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.brackets == nil {
-		j.brackets = map[uint64]*bracket{}
+		j.brackets = map[uint64]bracket{}
 	}
-	b := &bracket{j: j, n: j.bracketSeq, tape: t, done: make(chan struct{}), ended: ended}
+	n := j.bracketSeq
 	j.bracketSeq++
-	j.brackets[b.n] = b
-	return b
+	j.brackets[n] = bracket{tape: t, ended: ended}
+	return bracketRef{j: j, n: n}
 }
 
 // end marks the bracket's response as delivered (or about to be) whole.
-func (b *bracket) end() {
+func (b bracketRef) end() {
 	b.j.mu.Lock()
-	b.ended = true
-	b.j.mu.Unlock()
+	defer b.j.mu.Unlock()
+	if bk, ok := b.j.brackets[b.n]; ok {
+		bk.ended = true
+		b.j.brackets[b.n] = bk
+	}
+}
+
+// setBehind sets the bracket's behind.
+func (b bracketRef) setBehind(behind func() bool) {
+	b.j.mu.Lock()
+	defer b.j.mu.Unlock()
+	if bk, ok := b.j.brackets[b.n]; ok {
+		bk.behind = behind
+		b.j.brackets[b.n] = bk
+	}
 }
 
 // close closes the bracket: its request is in the journal.
-func (b *bracket) close() {
-	b.j.mu.Lock()
-	delete(b.j.brackets, b.n)
-	b.j.mu.Unlock()
-	close(b.done)
+func (b bracketRef) close() {
+	j := b.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	delete(j.brackets, b.n)
+	if j.closed != nil {
+		close(j.closed)
+		j.closed = nil
+	}
 }
 
 // settle waits until every bracket of an ended response open now is
@@ -145,25 +168,96 @@ func (b *bracket) close() {
 // want returns true count. Responses under way, and recordings waiting to
 // be written behind one, are not waited for.
 func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
+	type wait struct {
+		n      uint64
+		behind func() bool
+	}
 	j.mu.Lock()
-	waits := make([]*bracket, 0, len(j.brackets))
-	for _, b := range j.brackets {
+	waits := make([]wait, 0, len(j.brackets))
+	for n, b := range j.brackets {
 		if b.ended && (want == nil || want(b.tape)) {
-			waits = append(waits, b)
+			waits = append(waits, wait{n, b.behind})
 		}
 	}
 	j.mu.Unlock()
-	for _, b := range waits {
-		if b.behind != nil && b.behind() {
+	for _, w := range waits {
+		if w.behind != nil && w.behind() {
 			continue
 		}
+		if err := j.waitClosed(ctx, w.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitClosed waits until bracket n is closed, or ctx ends.
+func (j *journal) waitClosed(ctx context.Context, n uint64) error {
+	for {
+		j.mu.Lock()
+		if _, open := j.brackets[n]; !open {
+			j.mu.Unlock()
+			return nil
+		}
+		if j.closed == nil {
+			j.closed = make(chan struct{})
+		}
+		closed := j.closed
+		j.mu.Unlock()
 		select {
-		case <-b.done:
+		case <-closed:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	return nil
+}
+
+// record is a log entry as the journal holds it. An entry of a request
+// served or recorded is its ids, times, status and flags, and strings the
+// request already held: a fixed-size record, with nothing built for it. Any
+// other entry (a miss, a failure, a mock answer), and an entry whose
+// summary was built when the log was read, is kept whole beside it.
+type record struct {
+	seq                                          uint64
+	time                                         time.Time
+	millis                                       float64
+	tape                                         *tape
+	interaction                                  uint64
+	status                                       int
+	repeat, incomplete                           bool
+	cassette, name, method, upstream, path, kind string
+	whole                                        *LogEntry
+}
+
+// recordOf is the record of e; only an entry kept whole is copied to the
+// heap.
+func recordOf(e *LogEntry) record {
+	r := record{seq: e.Seq, time: e.Time, millis: e.Millis, tape: e.tape, interaction: e.Interaction, status: e.Status,
+		repeat: e.Repeat, incomplete: e.Incomplete, cassette: e.Cassette, name: e.name, method: e.Method,
+		upstream: e.Upstream, path: e.Path, kind: e.Kind}
+	if !e.fixed() {
+		whole := *e
+		r.whole = &whole
+	}
+	return r
+}
+
+// fixed reports whether a record holds all of e: every field it does not
+// hold is zero (a test fails when LogEntry gains a field this does not
+// know).
+func (e *LogEntry) fixed() bool {
+	return e.Model == "" && !e.Stream && e.Turns == 0 && e.Miss == "" && e.Closest == 0 && e.Differences == nil &&
+		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized
+}
+
+// entry is the log entry r holds.
+func (r *record) entry() LogEntry {
+	if r.whole != nil {
+		return *r.whole
+	}
+	return LogEntry{Seq: r.seq, Time: r.time, Millis: r.millis, tape: r.tape, Interaction: r.interaction, Status: r.status,
+		Repeat: r.repeat, Incomplete: r.incomplete, Cassette: r.cassette, name: r.name, Method: r.method,
+		Upstream: r.upstream, Path: r.path, Kind: r.kind}
 }
 
 func (j *journal) add(e LogEntry) {
@@ -175,11 +269,12 @@ func (j *journal) add(e LogEntry) {
 		close(j.changed)
 		j.changed = nil
 	}
+	r := recordOf(&e)
 	if len(j.entries) < j.limit {
-		j.entries = append(j.entries, e)
+		j.entries = append(j.entries, r)
 		return
 	}
-	j.entries[j.next] = e
+	j.entries[j.next] = r
 	j.next = (j.next + 1) % len(j.entries)
 	j.dropped++
 }
@@ -189,8 +284,10 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := make([]LogEntry, 0, len(j.entries))
-	out = append(out, j.entries[j.next:]...)
-	return append(out, j.entries[:j.next]...), j.dropped
+	for k := range j.entries {
+		out = append(out, j.entries[(j.next+k)%len(j.entries)].entry())
+	}
+	return out, j.dropped
 }
 
 // keep stores the summary built for the entry numbered seq, if the
@@ -202,13 +299,13 @@ func (j *journal) keep(e LogEntry) {
 	if n == 0 {
 		return
 	}
-	oldest := j.entries[j.next%n].Seq
+	oldest := j.entries[j.next%n].seq
 	if e.Seq < oldest || e.Seq > j.seq {
 		return
 	}
 	at := (j.next + int(e.Seq-oldest)) % n
-	if j.entries[at].Seq == e.Seq {
-		j.entries[at] = e
+	if j.entries[at].seq == e.Seq {
+		j.entries[at] = recordOf(&e)
 	}
 }
 

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"fmt"
+	"reflect"
 	"testing"
+	"time"
 )
 
 // The journal keeps the last limit entries, oldest first, and counts the
@@ -92,5 +95,97 @@ func TestJournalSince(t *testing.T) {
 	var empty journal
 	if got, _ := empty.since(0, 5); len(got) != 0 {
 		t.Errorf("an empty journal gave %v", got)
+	}
+}
+
+// settle waits for the brackets of ended responses, and only for those:
+// not for a response under way, nor for a recording behind another, nor
+// past its context.
+func TestJournalSettleWaitsForEndedBrackets(t *testing.T) {
+	var j journal
+	under := j.begin(nil, false)
+	behind := j.begin(nil, true)
+	behind.setBehind(func() bool { return true })
+	ended := j.begin(nil, true)
+	settled := make(chan error, 1)
+	go func() { settled <- j.settle(context.Background(), nil) }()
+	select {
+	case err := <-settled:
+		t.Fatalf("settle returned %v with an ended bracket open", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	ended.close()
+	select {
+	case err := <-settled:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("settle still waits after the ended bracket closed")
+	}
+	under.end()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := j.settle(ctx, nil); err != context.Canceled {
+		t.Fatalf("settle with an ended bracket open and its context done: %v", err)
+	}
+	if err := j.settle(context.Background(), func(*tape) bool { return false }); err != nil {
+		t.Fatalf("settle on no tape: %v", err)
+	}
+	under.close()
+	behind.close()
+	if len(j.brackets) != 0 {
+		t.Fatalf("%d brackets left open", len(j.brackets))
+	}
+}
+
+// The journal gives back every field of every entry: a record holds the
+// fields of a request served or recorded, and any entry with another field
+// set is kept whole. Each field is set alone in turn, so a field added to
+// LogEntry that the record would drop fails here.
+func TestJournalRecordKeepsEveryField(t *testing.T) {
+	typ := reflect.TypeOf(LogEntry{})
+	unexported := map[string]func(*LogEntry){
+		"tape":       func(e *LogEntry) { e.tape = &tape{name: "t"} },
+		"name":       func(e *LogEntry) { e.name = "n" },
+		"summarized": func(e *LogEntry) { e.summarized = true },
+	}
+	for k := range typ.NumField() {
+		f := typ.Field(k)
+		var e LogEntry
+		if !f.IsExported() {
+			set, ok := unexported[f.Name]
+			if !ok {
+				t.Fatalf("LogEntry.%s: a field this test does not know; set it here, and check that a record keeps it", f.Name)
+			}
+			set(&e)
+		} else {
+			v := reflect.ValueOf(&e).Elem().Field(k)
+			switch v.Kind() {
+			case reflect.String:
+				v.SetString("x")
+			case reflect.Bool:
+				v.SetBool(true)
+			case reflect.Int:
+				v.SetInt(7)
+			case reflect.Uint64:
+				v.SetUint(7)
+			case reflect.Float64:
+				v.SetFloat(1.5)
+			case reflect.Slice:
+				v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+			case reflect.Struct:
+				v.Set(reflect.ValueOf(time.Unix(1700000000, 5).UTC()))
+			default:
+				t.Fatalf("LogEntry.%s: kind %s this test cannot set", f.Name, v.Kind())
+			}
+		}
+		j := journal{limit: 2}
+		j.add(e)
+		got, _ := j.snapshot()
+		e.Seq = 1
+		if len(got) != 1 || !reflect.DeepEqual(got[0], e) {
+			t.Errorf("LogEntry.%s set alone: the journal gives back %+v, want %+v", f.Name, got, e)
+		}
 	}
 }

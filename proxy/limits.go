@@ -37,11 +37,14 @@ func (b *bodyBudget) give(n int64) {
 
 // budgetReader reads a body, reserving each read's bytes from a budget;
 // held is what it reserved, to be given back once the body is dropped.
+// Closing it closes the body.
 type budgetReader struct {
-	r    io.Reader
+	r    io.ReadCloser
 	b    *bodyBudget
 	held int64
 }
+
+func (r *budgetReader) Close() error { return r.r.Close() }
 
 func (r *budgetReader) Read(p []byte) (int, error) {
 	n, err := r.r.Read(p)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strconv"
@@ -343,7 +344,9 @@ func (s *Server) mockDone(x *mockExchange, p *scenario.Pending, status int, deli
 	}
 	p.Commit()
 	s.mock.keep(p)
-	s.log.InfoContext(x.req.Context(), "mocked", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step, "api", string(x.kind), "status", status)
+	if s.log.Enabled(x.req.Context(), slog.LevelDebug) {
+		s.log.DebugContext(x.req.Context(), "mocked", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step, "api", string(x.kind), "status", status)
+	}
 	e := x.entry(status, p.Step, "")
 	if p.Error == nil {
 		e.ToolCalls = cassette.ToolCalls(p.Answer.ToolCalls)

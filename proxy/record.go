@@ -23,7 +23,7 @@ func (s *Server) record(w http.ResponseWriter, x *exchange) {
 	// may hold the whole response.
 	b := s.journal.begin(x.tape, false)
 	sl := x.tape.writer.arrive(b.close)
-	b.behind = sl.behind
+	b.setBehind(sl.behind)
 	defer sl.abandon()
 	s.forward(&endWriter{ResponseWriter: w, at: b.end}, x, sl)
 	b.end() // a chunked response ends for the client when the handler returns
@@ -108,7 +108,7 @@ type failure struct {
 
 // failed logs, answers, journals and aborts as f says.
 func (s *Server) failed(w http.ResponseWriter, x *exchange, f *failure) {
-	if f.msg != "" {
+	if f.msg != "" && s.log.Enabled(x.req.Context(), f.level) {
 		s.log.Log(x.req.Context(), f.level, f.msg, x.logArgs(f.attrs...)...)
 	}
 	if f.reply != "" {
@@ -213,7 +213,9 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 		if delivered && s.cfg.Mode == ModeAuto {
 			x.tape.plays.markConsumed(id)
 		}
-		s.log.InfoContext(x.req.Context(), "recorded", x.logArgs("interaction", id, "status", status, "ms", ms)...)
+		if s.log.Enabled(x.req.Context(), slog.LevelInfo) {
+			s.log.InfoContext(x.req.Context(), "recorded", x.logArgs("interaction", id, "status", status, "ms", ms)...)
+		}
 		s.journal.add(x.entry(id, "", status))
 	})
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -116,15 +117,17 @@ func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64
 // play serves an acquired recording and releases it, consumed if the whole
 // response reached the client; a repeat serve changes no state.
 func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.Reply) {
-	var settled *bracket
+	var settled bracketRef
 	delivered := s.serve(w, x, rep, func() { settled = s.journal.begin(x.tape, true) })
-	if settled != nil {
+	if settled.j != nil {
 		defer settled.close()
 	}
 	if !p.repeat {
 		x.tape.plays.release(p.id, delivered)
 	}
-	s.log.InfoContext(x.req.Context(), "replayed", x.logArgs("interaction", p.id, "status", rep.Status, "delivered", delivered)...)
+	if s.log.Enabled(x.req.Context(), slog.LevelDebug) {
+		s.log.DebugContext(x.req.Context(), "replayed", x.logArgs("interaction", p.id, "status", rep.Status, "delivered", delivered)...)
+	}
 	e := x.entry(p.id, "", rep.Status)
 	e.Repeat, e.Incomplete = p.repeat, !delivered
 	s.journal.add(e)

@@ -23,7 +23,7 @@ type mockConfig struct {
 	failOnUnused    bool
 	adminToken      string
 	maxBody         int64
-	logFormat       string
+	logs            logFlags
 	shutdownTimeout time.Duration
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
@@ -38,7 +38,7 @@ func (c *mockConfig) flags(stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the steps no conversation reached")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
 	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	c.logs.register(fs)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
@@ -69,10 +69,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	quiet := false
+	c.logs.underCommand(fs, cr)
 	if cr != nil {
 		c.listen = cr.listen(fs, c.listen)
-		quiet = true
 		stderr = syncWriter(stderr)
 	}
 	if len(c.scenarios) == 0 {
@@ -96,8 +95,8 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if c.idleTimeout <= 0 {
 		return usagef("%s %s: must be positive", c.source("idle-timeout"), c.idleTimeout)
 	}
-	if cfg.Logger, err = newLogger(c.logFormat, stderr, quiet); err != nil {
-		return usagef("%s %q: want text or json", c.source("log-format"), c.logFormat)
+	if cfg.Logger, err = c.logs.logger(stderr, c.source); err != nil {
+		return err
 	}
 	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
 		return err

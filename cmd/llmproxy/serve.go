@@ -44,8 +44,7 @@ type serveConfig struct {
 	adminToken      string
 	allowOrigins    listFlag
 	maxOpen         int
-	logFormat       string
-	quiet           bool // log warnings and errors only
+	logs            logFlags
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
@@ -73,7 +72,7 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
 	fs.Var(&c.allowOrigins, "allow-origin", "browser `origin` (scheme://host[:port], or *) allowed beside loopback ones (repeatable)")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	c.logs.register(fs)
 	fs.DurationVar(&c.lockTimeout, "lock-timeout", 5*time.Second, "how long to wait for another writer's lock")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
@@ -142,9 +141,9 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	}
 	if cr != nil {
 		c.listen = cr.listen(fs, c.listen)
-		c.quiet = true
 		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
 	}
+	c.logs.underCommand(fs, cr)
 	if (c.cassette == "") == (c.cassetteDir == "") {
 		return usagef("%s: give exactly one of --cassette and --cassette-dir (or %s, %s)", name, envName("cassette"), envName("cassette-dir"))
 	}
@@ -327,8 +326,8 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		AllowOrigins: c.allowOrigins, MaxOpenCassettes: c.maxOpen,
 	}
 	var err error
-	if cfg.Logger, err = newLogger(c.logFormat, stderr, c.quiet); err != nil {
-		return cfg, nil, usagef("%s %q: want text or json", c.source("log-format"), c.logFormat)
+	if cfg.Logger, err = c.logs.logger(stderr, c.source); err != nil {
+		return cfg, nil, err
 	}
 	if c.mode != proxy.ModeRecord {
 		if cfg.OnExhausted, err = proxy.ParseExhausted(c.onExhausted); err != nil {
@@ -421,20 +420,4 @@ func parseUpstreams(from string, values []string) (map[string]*url.URL, *url.URL
 		def = ups["openai"]
 	}
 	return ups, def, nil
-}
-
-// newLogger logs to w in format (text or json); quiet drops the Info lines,
-// one per request, and keeps warnings and errors.
-func newLogger(format string, w io.Writer, quiet bool) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{}
-	if quiet {
-		opts.Level = slog.LevelWarn
-	}
-	switch format {
-	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log format %q: want text or json", format)
 }

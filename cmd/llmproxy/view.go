@@ -25,9 +25,11 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	fs.Var(&scenarios, "scenario", "scenario `file` to show as a graph (repeatable)")
 	listen := fs.String("listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	token := fs.String("admin-token", "", "`token` the browser must give once (required when listening beyond loopback)")
-	logFormat := fs.String("log-format", "text", "log `format`: text or json")
+	var logs logFlags
+	logs.register(fs)
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long shutdown waits for pages being served")
-	if err := parseFlags(fs, args, nil); err != nil {
+	fromEnv, err := parseFlagsFrom(fs, args, nil)
+	if err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
@@ -39,9 +41,14 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err := checkExposure("--listen", *listen, *token); err != nil {
 		return err
 	}
-	log, err := newLogger(*logFormat, stderr, false)
+	log, err := logs.logger(stderr, func(name string) string {
+		if v, ok := fromEnv[name]; ok {
+			return v
+		}
+		return "--" + name
+	})
 	if err != nil {
-		return usagef("--log-format: %v", err)
+		return err
 	}
 	var src view.Source
 	if *path != "" {

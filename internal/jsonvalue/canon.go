@@ -128,25 +128,27 @@ type member struct {
 	v gjson.Result
 }
 
-// advanceInto is advance with the next live set pushed onto st.live; the
-// caller truncates st.live back to its length before the call.
-func (ig Ignore) advanceInto(st *canonState, live []int, depth int, seg string, index bool) (next []int, ignored bool) {
-	base := len(st.live)
+// advanceInto is advance with the next live set pushed onto *stack; the
+// caller truncates *stack back to its length before the call.
+func (ig Ignore) advanceInto(stack *[]int, live []int, depth int, seg string, index bool) (next []int, ignored bool) {
+	st := *stack
+	base := len(st)
 	for _, pi := range live {
 		p := ig[pi]
 		if depth >= len(p) || !p.matchSeg(depth, seg, index) {
 			continue
 		}
 		if depth == len(p)-1 {
-			st.live = st.live[:base]
+			*stack = st[:base]
 			return nil, true
 		}
-		st.live = append(st.live, pi)
+		st = append(st, pi)
 	}
-	if len(st.live) == base {
+	*stack = st
+	if len(st) == base {
 		return nil, false
 	}
-	return st.live[base:len(st.live):len(st.live)], false
+	return st[base:len(st):len(st)], false
 }
 
 // canonInto appends the canonical form of v. It stops at the first number
@@ -167,7 +169,7 @@ func (ig Ignore) canonInto(st *canonState, b []byte, v gjson.Result, live []int,
 		first := true
 		for _, e := range kvs {
 			mark := len(st.live)
-			next, ignored := ig.advanceInto(st, live, depth, e.k, false)
+			next, ignored := ig.advanceInto(&st.live, live, depth, e.k, false)
 			if ignored {
 				continue
 			}
@@ -195,7 +197,7 @@ func (ig Ignore) canonInto(st *canonState, b []byte, v gjson.Result, live []int,
 			mark := len(st.live)
 			if len(live) > 0 {
 				var ignored bool
-				next, ignored = ig.advanceInto(st, live, depth, strconv.Itoa(n), true)
+				next, ignored = ig.advanceInto(&st.live, live, depth, strconv.Itoa(n), true)
 				if ignored {
 					n++
 					return true
@@ -287,6 +289,9 @@ func Parse(doc []byte) (gjson.Result, error) {
 // AppendCanonical). Its errors wrap ErrMalformed, ErrTooDeep or
 // ErrNumberRange.
 func Canonical(doc []byte) ([]byte, error) {
+	if out, ok := Ignore(nil).AppendCanonicalBytes(make([]byte, 0, len(doc)), doc); ok {
+		return out, nil
+	}
 	v, err := Parse(doc)
 	if err != nil {
 		return nil, err

@@ -21,6 +21,9 @@
 //
 // The canonical form is what a match key hashes: it is stable across
 // releases (see Number), and it is not always JSON, since a fraction is
-// spelled p/q. The package keeps no state; everything in it is safe for
+// spelled p/q. Two paths compute it, with the same bytes: AppendCanonical
+// walks a document parsed with gjson, and AppendCanonicalBytes reads an
+// object or array in one pass over its bytes, the path every request
+// takes unless it is refused (then the parsed path says why). The package keeps no state; everything in it is safe for
 // concurrent use.
 package jsonvalue
