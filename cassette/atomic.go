@@ -87,15 +87,39 @@ func (d *Draft) Discard() {
 // replacing any file there atomically (see Draft). Interactions are
 // renumbered as Replace does.
 func WriteFile(path string, ct *Contents, keys Keys, opts Options) error {
+	sc, err := storeContents(path, ct, keys)
+	if err != nil {
+		return err
+	}
+	opts.mapSize = mapSizeFor(sc)
 	d, err := Create(path, opts)
 	if err != nil {
 		return err
 	}
 	defer d.Discard()
-	if err := d.Replace(ct, keys); err != nil {
+	if err := d.st.Replace(sc); err != nil {
 		return err
 	}
 	return d.Commit()
+}
+
+// mapSizeFor is the map to open a new file with for contents: about the
+// size they will take, with room for the indexes and the pages' slack. It
+// is 0 (bbolt's default, which grows the map as the file grows) for
+// contents under 32 MB, whose file bbolt would otherwise round up to the
+// map's size; the map of larger ones never moves.
+func mapSizeFor(sc store.Contents) int64 {
+	var n int64
+	for _, r := range sc.Records {
+		n += int64(len(r.Value)+2*len(r.Key)+2*len(r.Shape)) + 64
+	}
+	for id, v := range sc.Fixtures {
+		n += int64(len(id)+len(v)) + 32
+	}
+	if n < 32<<20 {
+		return 0
+	}
+	return n + n/2
 }
 
 func syncFile(path string) error {

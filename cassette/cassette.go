@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/llmproxy/llmproxy/store"
 )
 
 // Keys computes the index keys of an interaction: its match key and its
-// coarse shape. The matcher supplies it; the cassette does not match.
+// coarse shape. The matcher supplies it; the cassette does not match. It
+// must be safe for concurrent use: a whole cassette is indexed on every CPU
+// at once.
 type Keys func(i *Interaction) (key, shape string, err error)
 
 // Options configure Open.
@@ -23,6 +27,8 @@ type Options struct {
 	// one transaction. Until it is written the old ones stay readable, and
 	// a process that ends before leaves the cassette as it was.
 	Overwrite bool
+
+	mapSize int64 // store.Options.MapSize, for a cassette about to be written whole
 }
 
 // Cassette is an open cassette file. Its methods are safe for concurrent use.
@@ -39,7 +45,7 @@ type Cassette struct {
 // the append's transaction; Replace (scrub, import, a reindex) and
 // WriteFile (migrate) write version 2 whole. Nothing else writes it.
 func Open(path string, opts Options) (*Cassette, error) {
-	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite, Upgrade: upgrade})
+	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite, Upgrade: upgrade, MapSize: opts.mapSize})
 	if err != nil {
 		return nil, err
 	}
@@ -212,27 +218,65 @@ func (c *Cassette) Load() (*Contents, error) {
 // Replace rewrites the whole cassette in one transaction, renumbering
 // interactions 1..n in the order given and indexing each with keys.
 func (c *Cassette) Replace(ct *Contents, keys Keys) error {
-	recs := make([]store.Record, 0, len(ct.Interactions))
+	sc, err := storeContents(c.Path(), ct, keys)
+	if err != nil {
+		return err
+	}
+	return c.st.Replace(sc)
+}
+
+// storeContents renumbers ct's interactions 1..n and encodes them with
+// their index keys, as store.Replace takes them; path names the cassette in
+// errors. The interactions are encoded on every CPU at once: keys must be
+// safe for concurrent use (a matcher's are).
+func storeContents(path string, ct *Contents, keys Keys) (store.Contents, error) {
+	recs := make([]store.Record, len(ct.Interactions))
 	for n, i := range ct.Interactions {
 		i.ID = uint64(n + 1)
-		key, shape, err := keys(i)
-		if err != nil {
-			return fmt.Errorf("cassette %s: interaction %d: %w", c.Path(), i.ID, err)
+	}
+	// Worker w takes every workers-th interaction and stops at its first
+	// failure; the failure reported is the first in order of them all.
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/256))
+	failed := make([]int, workers) // the index that failed, or -1
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		failed[w] = -1
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := w; n < len(recs); n += workers {
+				i := ct.Interactions[n]
+				key, shape, err := keys(i)
+				if err == nil {
+					recs[n].Value, err = encode(i)
+				}
+				if err != nil {
+					failed[w], errs[w] = n, err
+					return
+				}
+				recs[n].ID, recs[n].Key, recs[n].Shape = i.ID, key, shape
+			}
+		}()
+	}
+	wg.Wait()
+	first := -1
+	for w, n := range failed {
+		if n >= 0 && (first < 0 || n < failed[first]) {
+			first = w
 		}
-		v, err := encode(i)
-		if err != nil {
-			return fmt.Errorf("cassette %s: interaction %d: %w", c.Path(), i.ID, err)
-		}
-		recs = append(recs, store.Record{ID: i.ID, Key: key, Shape: shape, Value: v})
+	}
+	if first >= 0 {
+		return store.Contents{}, fmt.Errorf("cassette %s: interaction %d: %w", path, failed[first]+1, errs[first])
 	}
 	fx := make(map[string][]byte, len(ct.Fixtures))
 	for id, v := range ct.Fixtures {
 		if id == "" {
-			return fmt.Errorf("cassette %s: fixture with an empty call id: %w", c.Path(), ErrIncomplete)
+			return store.Contents{}, fmt.Errorf("cassette %s: fixture with an empty call id: %w", path, ErrIncomplete)
 		}
 		fx[id] = v
 	}
-	return c.st.Replace(store.Contents{Records: recs, Fixtures: fx, Meta: ct.Meta})
+	return store.Contents{Records: recs, Fixtures: fx, Meta: ct.Meta}, nil
 }
 
 // IsNotFound reports whether err means a missing interaction or fixture.

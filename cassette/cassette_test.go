@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,4 +200,29 @@ func appendOne(c *cassette.Cassette, i *cassette.Interaction, key, shape string)
 		return 0, err
 	}
 	return res[0].ID, res[0].Err
+}
+
+// TestReplaceNamesTheFirstFailure: interactions are indexed on every CPU at
+// once, and a failure is reported for the first interaction that fails, in
+// order, whichever worker met it; nothing is written.
+func TestReplaceNamesTheFirstFailure(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	all := make([]*cassette.Interaction, 3000)
+	for i := range all {
+		all[i] = sample(i % 60)
+	}
+	bad := map[*cassette.Interaction]bool{all[2500]: true, all[1201]: true, all[1700]: true}
+	keys := func(i *cassette.Interaction) (string, string, error) {
+		if bad[i] {
+			return "", "", errors.New("no key")
+		}
+		return fmt.Sprint("k", i.ID), "shape", nil
+	}
+	err := cassette.WriteFile(path, &cassette.Contents{Interactions: all}, keys, cassette.Options{})
+	if err == nil || !strings.Contains(err.Error(), "interaction 1202: no key") {
+		t.Fatalf("WriteFile: %v, want the failure of interaction 1202", err)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("the cassette was written")
+	}
 }

@@ -209,11 +209,21 @@ func (s *Server) setMatching() error {
 		s.matcher = m
 	}
 	if s.openaiDefault {
-		// Cassettes recorded before the two spellings were one route hold
-		// unprefixed requests under the default's name.
-		s.matcher = s.matcher.WithAlias(cassette.DefaultUpstream, "openai")
+		s.matcher = DefaultRouteMatcher(s.matcher)
 	}
 	return nil
+}
+
+// DefaultRouteMatcher returns m as a Server whose default upstream is the
+// openai one (the default) uses it: unprefixed requests, recorded under the
+// default's name, and /openai/ ones are one route. Cassettes recorded
+// before the two spellings were one route hold unprefixed requests under
+// the default's name. A cassette written outside a Server (import, scrub)
+// is indexed with it, so that such a Server reads its index as it is
+// rather than indexing it again at open. Give it the matcher of NewMatcher,
+// once: its fingerprint is derived from m's.
+func DefaultRouteMatcher(m *match.Matcher) *match.Matcher {
+	return m.WithAlias(cassette.DefaultUpstream, "openai")
 }
 
 // setLimits fills in the bounds, the transport, the logger and the journal.

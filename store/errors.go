@@ -9,7 +9,7 @@ var (
 	ErrNotCassette = errors.New("not an llmproxy cassette")
 	// ErrCorrupt means the file is a cassette whose pages are damaged: the
 	// store's walk of the page tree or bbolt found a page it cannot read,
-	// or bbolt's consistency check failed.
+	// or the consistency checks at open failed.
 	ErrCorrupt = errors.New("cassette file is damaged")
 	// ErrFormatVersion means the cassette was written by a newer llmproxy.
 	ErrFormatVersion = errors.New("unsupported cassette format version")

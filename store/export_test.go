@@ -32,3 +32,6 @@ func WalkAfterOpenForTest() (restore func()) {
 	lockFirst = func(*os.File, bool, time.Duration) (bool, error) { return false, nil }
 	return func() { lockFirst = lockFile }
 }
+
+// ResidentDrops is how many times the store has dropped its map's pages.
+func (s *Store) ResidentDrops() int64 { return s.res.drops.Load() }

@@ -12,15 +12,18 @@ import (
 	"slices"
 )
 
-// walkPages is a bounded structural walk of a bbolt file's page tree, run
-// before bbolt reads the tree. bbolt trusts every page reference it
+// walkPages is a bounded check of a bbolt file's page tree, run before
+// bbolt reads the tree, and the whole of the check at open. bbolt trusts every page reference it
 // follows: a branch page (or an inline bucket claiming to be one) that
 // points at itself or at one of its ancestors makes its cursor descend for
 // ever, a hang that grows memory; a freelist whose count is absurd makes a
 // writer's bolt.Open allocate that many ids, a fatal out-of-memory error. A
 // guard cannot turn either into ErrCorrupt: neither panics.
 //
-// walkPages reads the file with ReadAt, never through a memory map, and
+// walkPages reads the file with ReadAt into buffers of at most maxRunBytes
+// (a page with its overflow pages, when a key or bucket value lies in
+// them), never through a memory map, so the memory it holds does not grow
+// with the file, and none of the file is left resident in the process. It
 // promises: it returns, having read each page it reaches once (a visited
 // set of page ids bounds the walk to the pages the file holds) and, in its
 // batched reads, fewer than maxGap pages between two it wants, so its cost
@@ -31,14 +34,20 @@ import (
 // once — so the page graph is a tree, without cycles or shared pages — and
 // has its elements (position, key and value sizes) inside its pages;
 // every inline bucket is a leaf inside its value; buckets nest at most
-// maxBucketDepth deep. Otherwise it returns an error wrapping ErrCorrupt
-// that names the page at fault and the reference that led there, such as
-// "page 12: branch element 0 points at page 12, an ancestor".
+// maxBucketDepth deep. It also makes the checks of bbolt's Tx.Check: the
+// keys of each page are in strictly ascending order, inside the range its
+// parent branch element gives them; no page is freed twice; and, when the
+// file keeps a freelist, every page below the high-water mark is a meta
+// page, the freelist, reached from the root or free. Otherwise it returns
+// an error wrapping ErrCorrupt that names the page at fault and the
+// reference that led there, such as "page 12: branch element 0 points at
+// page 12, an ancestor".
 //
-// It leaves to bbolt's own check (verify) what cannot make bbolt hang:
-// key order, pages neither reachable nor free, pages freed twice. A file
-// that bbolt itself refuses to open (no valid meta page, shorter than two
-// pages) is left to bbolt, which reports it as not a bbolt file.
+// The overflow pages of a leaf are read only for a key or a bucket value
+// that lies in them: large values are bounded by their page's count, not
+// read. A file that bbolt itself refuses to open (no valid meta page,
+// shorter than two pages) is left to bbolt, which reports it as not a bbolt
+// file.
 //
 // The layout is bbolt v1.5.0's (internal/common/page.go, meta.go,
 // bucket.go). bbolt maps its structs straight onto the file in the
@@ -52,6 +61,13 @@ func walkPages(f *os.File) error {
 	}
 	w := &walker{f: f, size: st.Size()}
 	return w.walk()
+}
+
+// walkStats is what a walk read: the bytes, and the largest buffer it read
+// into.
+type walkStats struct {
+	bytes   int64
+	largest int
 }
 
 // skipPageWalk turns walkPages off; only the benchmark that measures what
@@ -78,6 +94,7 @@ const (
 
 	branchPageFlag   = 0x01
 	leafPageFlag     = 0x02
+	metaPageFlag     = 0x04
 	freelistPageFlag = 0x10
 	bucketLeafFlag   = 0x01 // a leaf element whose value is a bucket
 
@@ -131,23 +148,57 @@ const (
 // ascending order, and pages at most maxGap apart go into one ReadAt of at
 // most maxRunBytes. The pages read in between are at most maxGap-1 per page
 // wanted, so the bytes read stay linear in the file's size, while a file
-// written in order (as Replace writes it) is read in a few large reads
-// rather than one system call per page.
+// written in order (as Replace writes it) is read in large reads where its
+// pages are adjacent rather than one system call per page. maxGap is 1:
+// the pages between two wanted ones are mostly overflow pages of large
+// values, and reading across gaps of up to four pages read the whole of a
+// 100 000-interaction cassette (values of about a page), twice the bytes
+// for a fifth more time.
 const (
-	maxGap      = 4
+	maxGap      = 1
 	maxRunBytes = 1 << 20
 )
 
 type walker struct {
-	f        *os.File
+	f        io.ReaderAt
 	size     int64
+	stats    walkStats
 	pageSize uint64
 	hwm      uint64
 	state    []uint8  // by page id, below hwm
 	parent   []uint64 // by page id: the page whose reference reached it
 	run      []byte   // the pages of the current run
 	span     []byte   // a page with its overflow pages, when the run lacks them
+	key      []byte   // a key that lies beyond what was read of its page
+	prev     []byte   // the key before, on the page being checked
 	next     []queued // the next level
+	spare    []queued // the level before, for the one after next to reuse
+	// keys holds the bounds of the level being read; nextKeys those of the
+	// next level.
+	keys, nextKeys []byte
+}
+
+// keep copies a key into the next level's arena.
+func (w *walker) keep(k []byte) bound {
+	b := bound{off: len(w.nextKeys), n: len(k)}
+	w.nextKeys = append(w.nextKeys, k...)
+	return b
+}
+
+// bound returns a bound of the level being read, nil if it is not set.
+func (w *walker) bound(b bound) []byte {
+	if b.n == 0 {
+		return nil
+	}
+	return w.keys[b.off : b.off+b.n]
+}
+
+// readAt reads len(b) bytes at off, and counts them.
+func (w *walker) readAt(b []byte, off int64) error {
+	w.stats.bytes += int64(len(b))
+	w.stats.largest = max(w.stats.largest, len(b))
+	_, err := w.f.ReadAt(b, off)
+	return err
 }
 
 // queued is a page referenced and not yet read.
@@ -155,7 +206,15 @@ type queued struct {
 	id    uint64
 	depth int // of bucket nesting: the root bucket's pages are at 0
 	from  ref
+	// The keys of the page and of the pages below it are at least lo and
+	// below hi, when they are set: the range the parent branch element
+	// gives them, in walker.keys.
+	lo, hi bound
 }
+
+// bound is a key kept in an arena, by its place; n == 0 (no key is empty)
+// means there is none.
+type bound struct{ off, n int }
 
 // ref describes what points at a page, for the error message.
 type ref struct {
@@ -215,12 +274,14 @@ func (w *walker) walk() error {
 	w.pageSize = pageSize
 	var metas [2]meta
 	var valid [2]bool
+	var headers [2][2]uint64 // id and flags
 	for i := range metas {
 		b := make([]byte, pageHeaderSize+metaSize)
-		if _, err := w.f.ReadAt(b, int64(uint64(i)*pageSize)); err != nil {
+		if err := w.readAt(b, int64(uint64(i)*pageSize)); err != nil {
 			return err
 		}
 		metas[i], valid[i] = parseMeta(b)
+		headers[i] = [2]uint64{le.Uint64(b), uint64(le.Uint16(b[8:]))}
 	}
 	// bbolt's DB.meta: the meta with the higher txid if it is valid,
 	// otherwise the other one.
@@ -236,6 +297,16 @@ func (w *walker) walk() error {
 		which = b
 	default:
 		return nil // bbolt refuses the file
+	}
+	// bbolt's check reads both meta pages as pages: a damaged one is
+	// refused even when bbolt could use the other.
+	for i, h := range headers {
+		if h[0] != uint64(i) {
+			return corrupt("meta page %d: its header says it is page %d", i, h[0])
+		}
+		if f := h[1]; f != branchPageFlag && f != leafPageFlag && f != metaPageFlag && f != freelistPageFlag {
+			return corrupt("meta page %d: flags %#x are not a page's", i, f)
+		}
 	}
 	m := metas[which]
 	if filePages := uint64(w.size) / pageSize; m.hwm > filePages {
@@ -255,10 +326,34 @@ func (w *walker) walk() error {
 			return err
 		}
 	}
-	if err := w.queue(m.root, noPage, 0, ref{page: uint64(which), kind: refMetaRoot}); err != nil {
+	if err := w.queue(queued{id: m.root, from: ref{page: uint64(which), kind: refMetaRoot}}, noPage); err != nil {
 		return err
 	}
-	return w.levels()
+	if err := w.levels(); err != nil {
+		return err
+	}
+	if m.freelist == noFreelist {
+		return nil // bbolt takes every page it does not reach to be free
+	}
+	return w.allAccounted()
+}
+
+// allAccounted checks that every page below the high-water mark was reached
+// or is free, as bbolt's check does: a page neither is lost to the file.
+func (w *walker) allAccounted() error {
+	first, n := uint64(0), 0
+	for id, st := range w.state {
+		if st == unseen {
+			if n == 0 {
+				first = uint64(id)
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		return corrupt("page %d is neither reached from the root nor free (%d such pages)", first, n)
+	}
+	return nil
 }
 
 // pageSizeLikeBbolt finds the page size as bbolt's DB.getPageSize does: from
@@ -327,19 +422,25 @@ func (w *walker) follow(id, holder uint64, from ref) error {
 	return corrupt("%v points at page %d, already reached", from, id)
 }
 
-// queue follows a reference to a branch or leaf page, and queues the page
-// for the next level.
-func (w *walker) queue(id, holder uint64, depth int, from ref) error {
-	if depth > maxBucketDepth {
-		return corrupt("%v: buckets nested more than %d deep", from, maxBucketDepth)
+// queue follows a reference to a branch or leaf page, made from page
+// holder, and queues the page for the next level, with bounds kept in its
+// arena.
+func (w *walker) queue(q queued, holder uint64) error {
+	if q.depth > maxBucketDepth {
+		return corrupt("%v: buckets nested more than %d deep", q.from, maxBucketDepth)
 	}
-	if err := w.follow(id, holder, from); err != nil {
+	if err := w.follow(q.id, holder, q.from); err != nil {
 		return err
 	}
-	if from.key != nil {
-		from.key = bytes.Clone(from.key[:min(len(from.key), 64)]) // the buffer it is in will be reused
+	if q.from.key != nil {
+		q.from.key = bytes.Clone(q.from.key[:min(len(q.from.key), 64)]) // the buffer it is in will be reused
 	}
-	w.next = append(w.next, queued{id: id, depth: depth, from: from})
+	if len(w.next) == cap(w.next) {
+		// Doubled, not grown by append's quarter: a level can hold tens
+		// of thousands of pages.
+		w.next = append(make([]queued, 0, max(64, 2*cap(w.next))), w.next...)
+	}
+	w.next = append(w.next, q)
 	return nil
 }
 
@@ -348,7 +449,8 @@ func (w *walker) queue(id, holder uint64, depth int, from ref) error {
 func (w *walker) levels() error {
 	for len(w.next) > 0 {
 		level := w.next
-		w.next = nil
+		w.next = w.spare[:0]
+		w.keys, w.nextKeys = w.nextKeys, w.keys[:0]
 		slices.SortFunc(level, func(a, b queued) int { return cmp.Compare(a.id, b.id) })
 		maxRun := max(1, maxRunBytes/w.pageSize)
 		for i := 0; i < len(level); {
@@ -362,7 +464,7 @@ func (w *walker) levels() error {
 				w.run = make([]byte, n)
 			}
 			run := w.run[:n]
-			if _, err := w.f.ReadAt(run, int64(first*w.pageSize)); err != nil {
+			if err := w.readAt(run, int64(first*w.pageSize)); err != nil {
 				return fmt.Errorf("pages %d to %d: %w", first, last, err)
 			}
 			for _, q := range level[i:j] {
@@ -372,6 +474,7 @@ func (w *walker) levels() error {
 			}
 			i = j
 		}
+		w.spare = level
 	}
 	return nil
 }
@@ -427,11 +530,52 @@ func (w *walker) need(h *header, n uint64) error {
 		w.span = make([]byte, h.span)
 	}
 	b := w.span[:h.span]
-	if _, err := w.f.ReadAt(b, int64(h.id*w.pageSize)); err != nil {
+	if err := w.readAt(b, int64(h.id*w.pageSize)); err != nil {
 		return fmt.Errorf("page %d: %w", h.id, err)
 	}
 	h.b = b
 	return nil
+}
+
+// keyAt returns the n bytes at offset off of the page (off+n <= h.span):
+// from what was read of it, or read alone when they lie beyond, into a
+// buffer the next call reuses. An inline bucket's page is all read.
+func (w *walker) keyAt(h *header, off, n uint64) ([]byte, error) {
+	if off+n <= uint64(len(h.b)) {
+		return h.b[off : off+n], nil
+	}
+	if uint64(cap(w.key)) < n {
+		w.key = make([]byte, n)
+	}
+	b := w.key[:n]
+	if err := w.readAt(b, int64(h.id*w.pageSize+off)); err != nil {
+		return nil, fmt.Errorf("page %d: %w", h.id, err)
+	}
+	return b, nil
+}
+
+// inOrder checks the key of element i of a page against the one before it
+// (w.prev, when i > 0) and against the range lo..hi the parent gives the
+// page, then keeps it as w.prev. kind names the element.
+func (w *walker) inOrder(h *header, kind string, i int, key, lo, hi []byte) error {
+	switch {
+	case i > 0 && bytes.Compare(w.prev, key) >= 0:
+		return corrupt("%s: %s element %d: key %s is not after the key before it, %s", h.name(), kind, i, showKey(key), showKey(w.prev))
+	case i == 0 && lo != nil && bytes.Compare(key, lo) < 0:
+		return corrupt("%s: %s element %d: key %s is before the range its parent gives the page, from %s", h.name(), kind, i, showKey(key), showKey(lo))
+	case hi != nil && bytes.Compare(key, hi) >= 0:
+		return corrupt("%s: %s element %d: key %s is not before the end of the range its parent gives the page, %s", h.name(), kind, i, showKey(key), showKey(hi))
+	}
+	w.prev = append(w.prev[:0], key...)
+	return nil
+}
+
+// showKey is a key in an error message: hex, cut at 32 bytes.
+func showKey(k []byte) string {
+	if len(k) > 32 {
+		return fmt.Sprintf("%x…", k[:32])
+	}
+	return fmt.Sprintf("%x", k)
 }
 
 // freelist checks the freelist page and the ids on it, and marks them free.
@@ -440,7 +584,7 @@ func (w *walker) freelist(id uint64, from ref) error {
 		return err
 	}
 	first := make([]byte, w.pageSize)
-	if _, err := w.f.ReadAt(first, int64(id*w.pageSize)); err != nil {
+	if err := w.readAt(first, int64(id*w.pageSize)); err != nil {
 		return fmt.Errorf("page %d: %w", id, err)
 	}
 	h, err := w.readHeader(id, first)
@@ -468,8 +612,11 @@ func (w *walker) freelist(id uint64, from ref) error {
 		if free < 2 || free >= w.hwm {
 			return corrupt("page %d: freelist id %d is page %d, outside 2..%d", id, i, free, w.hwm-1)
 		}
-		if w.state[free] == unseen {
+		switch w.state[free] {
+		case unseen:
 			w.state[free] = freePage
+		case freePage:
+			return corrupt("page %d: freelist id %d is page %d, freed twice", id, i, free)
 		}
 	}
 	return nil
@@ -484,14 +631,17 @@ func (w *walker) page(q queued, b []byte) error {
 	}
 	switch h.flags {
 	case branchPageFlag:
-		return w.branch(&h, q.depth)
+		return w.branch(&h, q)
 	case leafPageFlag:
-		return w.leaf(&h, q.id, q.depth)
+		return w.leaf(&h, q.id, q.depth, w.bound(q.lo), w.bound(q.hi))
 	}
 	return corrupt("%v points at page %d, whose flags %#x are neither a branch's nor a leaf's", q.from, q.id, h.flags)
 }
 
-func (w *walker) branch(h *header, depth int) error {
+// branch checks a branch page and queues its children, each with the range
+// of keys from its element's key to the next element's (the last one's to
+// the end of the page's own range).
+func (w *walker) branch(h *header, q queued) error {
 	if h.count == 0 {
 		return corrupt("page %d: branch page with no elements", h.id)
 	}
@@ -502,6 +652,9 @@ func (w *walker) branch(h *header, depth int) error {
 	if err := w.need(h, n); err != nil {
 		return err
 	}
+	// The children's ranges share their ends: keys are kept once.
+	lo, hi := w.bound(q.lo), w.bound(q.hi)
+	var child queued
 	for i := range int(h.count) {
 		off := pageHeaderSize + uint64(i)*branchElemSize
 		pos, ksize := uint64(le.Uint32(h.b[off:])), uint64(le.Uint32(h.b[off+4:]))
@@ -511,16 +664,32 @@ func (w *walker) branch(h *header, depth int) error {
 		if off+pos+ksize > h.span {
 			return corrupt("page %d: branch element %d (pos %d, key %d bytes) runs past the page (%d bytes)", h.id, i, pos, ksize, h.span)
 		}
-		if err := w.queue(le.Uint64(h.b[off+8:]), h.id, depth, ref{page: h.id, kind: refBranch, elem: i}); err != nil {
+		k, err := w.keyAt(h, off+pos, ksize)
+		if err != nil {
 			return err
 		}
+		if err := w.inOrder(h, "branch", i, k, lo, hi); err != nil {
+			return err
+		}
+		key := w.keep(k)
+		if i > 0 {
+			child.hi = key
+			if err := w.queue(child, h.id); err != nil {
+				return err
+			}
+		}
+		child = queued{id: le.Uint64(h.b[off+8:]), depth: q.depth, from: ref{page: h.id, kind: refBranch, elem: i}, lo: key}
 	}
-	return nil
+	if hi != nil {
+		child.hi = w.keep(hi)
+	}
+	return w.queue(child, h.id)
 }
 
-// leaf checks a leaf page's elements and follows the buckets in it. h is a
-// page of the file, or an inline bucket's page inside page holder.
-func (w *walker) leaf(h *header, holder uint64, depth int) error {
+// leaf checks a leaf page's elements, their keys' order and range (lo..hi,
+// when not nil), and follows the buckets in it. h is a page of the file, or
+// an inline bucket's page inside page holder.
+func (w *walker) leaf(h *header, holder uint64, depth int, lo, hi []byte) error {
 	n := pageHeaderSize + uint64(h.count)*leafElemSize
 	if n > h.span {
 		return corrupt("%s: %d elements run past the page (%d bytes)", h.name(), h.count, h.span)
@@ -549,6 +718,13 @@ func (w *walker) leaf(h *header, holder uint64, depth int) error {
 		if off+pos+ksize+vsize > h.span {
 			return corrupt("%s: leaf element %d (pos %d, key %d bytes, value %d bytes) runs past the page (%d bytes)", h.name(), i, pos, ksize, vsize, h.span)
 		}
+		k, err := w.keyAt(h, off+pos, ksize)
+		if err != nil {
+			return err
+		}
+		if err := w.inOrder(h, "leaf", i, k, lo, hi); err != nil {
+			return err
+		}
 		if flags&bucketLeafFlag == 0 {
 			continue
 		}
@@ -559,7 +735,7 @@ func (w *walker) leaf(h *header, holder uint64, depth int) error {
 			return corrupt("%v: bucket value of %d bytes is shorter than a bucket header", from, len(value))
 		}
 		if root := le.Uint64(value); root != 0 {
-			if err := w.queue(root, holder, depth+1, from); err != nil {
+			if err := w.queue(queued{id: root, depth: depth + 1, from: from}, holder); err != nil {
 				return err
 			}
 			continue
@@ -577,9 +753,11 @@ func (w *walker) leaf(h *header, holder uint64, depth int) error {
 		if in.flags != leafPageFlag {
 			return corrupt("%v: inline bucket page has flags %#x, not a leaf's", from, in.flags)
 		}
-		if err := w.leaf(&in, holder, depth+1); err != nil {
+		prev := bytes.Clone(w.prev)
+		if err := w.leaf(&in, holder, depth+1, nil, nil); err != nil {
 			return err
 		}
+		w.prev = append(w.prev[:0], prev...)
 	}
 	return nil
 }

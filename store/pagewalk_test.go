@@ -233,8 +233,29 @@ func TestPageWalkRefusesCraftedFiles(t *testing.T) {
 	parent, child := l.branchWithBranchChild(t, "index")
 	leaf := l.leafOf(t, "index")
 	first := l.pages[ir].children[0]
-	if l.freeCount == 0 || l.freeCount == 0xFFFF {
-		t.Fatalf("want a short, non-empty freelist; it has count %d", l.freeCount)
+	if l.freeCount < 2 || l.freeCount == 0xFFFF {
+		t.Fatalf("want a short freelist of two ids or more; it has count %d", l.freeCount)
+	}
+	fo := int(l.freelist) * ps
+	freeID := func(b []byte, i int) uint64 { return le.Uint64(b[fo+16+8*i:]) }
+	// A leaf of the index with two keys or more, and the second leaf of
+	// the interactions root with the key its branch element gives it.
+	if l.pages[leaf].count < 2 {
+		t.Fatalf("index leaf %d has %d keys, want 2 or more", leaf, l.pages[leaf].count)
+	}
+	second := l.pages[ir].children[1]
+	if l.pages[second].flags != leafFlag {
+		t.Fatalf("page %d, the second child of the interactions root, is not a leaf", second)
+	}
+	leafKey := func(b []byte, page uint64, elem int) []byte {
+		eo := int(page)*ps + 16 + 16*elem
+		pos, ksize := int(le.Uint32(b[eo+4:])), int(le.Uint32(b[eo+8:]))
+		return b[eo+pos : eo+pos+ksize]
+	}
+	branchKey := func(b []byte, page uint64, elem int) []byte {
+		eo := int(page)*ps + 16 + 16*elem
+		pos, ksize := int(le.Uint32(b[eo:])), int(le.Uint32(b[eo+4:]))
+		return b[eo+pos : eo+pos+ksize]
 	}
 	if _, ok := l.inlineAt["fixtures"]; !ok {
 		t.Fatal("the fixtures bucket is not inline")
@@ -303,6 +324,25 @@ func TestPageWalkRefusesCraftedFiles(t *testing.T) {
 			setMeta(b, l, metaFreelist, ^uint64(0))
 			setBranchChild(b, ps, ir, 0, ir)
 		}, fmt.Sprintf("page %d: branch element 0 points at page %d, an ancestor", ir, ir)},
+		// What bbolt's own check finds, and the walk now does in its place.
+		{"leaf keys out of order", func(b []byte) {
+			clear(leafKey(b, leaf, 1)[:1])
+		}, fmt.Sprintf("page %d: leaf element 1: key 00", leaf)},
+		{"leaf key before the range its parent gives it", func(b []byte) {
+			clear(leafKey(b, second, 0))
+		}, fmt.Sprintf("page %d: leaf element 0: key 0000000000000000 is before the range its parent gives the page, from %x", second, branchKey(good, ir, 1))},
+		{"branch keys out of order", func(b []byte) {
+			copy(branchKey(b, ir, 1), branchKey(b, ir, 0))
+		}, fmt.Sprintf("page %d: branch element 1: key %x is not after the key before it", ir, branchKey(good, ir, 0))},
+		{"page neither reached nor free", func(b []byte) {
+			le.PutUint16(b[fo+10:], uint16(l.freeCount-1))
+		}, fmt.Sprintf("page %d is neither reached from the root nor free (1 such pages)", freeID(good, l.freeCount-1))},
+		{"page freed twice", func(b []byte) {
+			le.PutUint64(b[fo+16+8*(l.freeCount-1):], freeID(b, 0))
+		}, fmt.Sprintf("page %d: freelist id %d is page %d, freed twice", l.freelist, l.freeCount-1, freeID(good, 0))},
+		{"meta page that is not a page", func(b []byte) {
+			clear(b[(1-l.meta)*ps : (1-l.meta)*ps+16])
+		}, fmt.Sprintf("meta page %d: ", 1-l.meta)},
 		{"meta root points at a meta page", func(b []byte) {
 			setMeta(b, l, metaRoot, 0)
 		}, fmt.Sprintf("meta page %d: root bucket points at page 0, a meta page", l.meta)},

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +26,10 @@ import (
 // file is upgraded by its first append (see Options.Upgrade) or by a
 // Replace, which writes every record anew.
 const FormatVersion = 2
+
+// maxMapSize bounds Options.MapSize: a larger map is not asked for, and
+// none on a 32-bit system, whose address space a large map could exhaust.
+const maxMapSize = (1<<40 - 1) * (strconv.IntSize / 64)
 
 // DefaultLockTimeout is how long a writer waits for another writer's lock
 // when Options.LockTimeout is zero.
@@ -59,6 +63,21 @@ type Options struct {
 	// time. Until then the old contents stay readable, and a process that
 	// ends before that write leaves them as they were.
 	Overwrite bool
+	// ResidentLimit bounds, in a read-only store, the bytes of the file
+	// that reads leave mapped in the process: each time reads have touched
+	// about that many, the file's pages are dropped from the process (they
+	// stay in the system's page cache), so what stays mapped is a few times
+	// the limit at most, whatever the file's size. Zero means
+	// DefaultResidentLimit; negative, no bound. A writable store does not
+	// drop pages.
+	ResidentLimit int64
+	// MapSize, when larger than the file, is the size a writer maps at
+	// open: the size the file is expected to reach. bbolt maps the file
+	// again each time a commit outgrows the map, copying every node of the
+	// transaction each time, which made one Replace of 100 000 interactions
+	// spend seconds in copies; a map that is large enough from the start
+	// never moves. It reserves address space, not memory.
+	MapSize int64
 	// Upgrade converts a record stored in an older format version into the
 	// current one. The first AppendAll into a cassette of an older format
 	// runs it on every record, in the append's transaction, and stamps the
@@ -111,6 +130,8 @@ type Store struct {
 	appendMu sync.Mutex
 	reset    bool // Options.Overwrite, until the first append
 	upgrade  func(id uint64, old []byte) ([]byte, error)
+
+	res resident // for a read-only store: bounds what stays mapped
 }
 
 // Open opens the cassette at path, creating it unless opts.ReadOnly.
@@ -138,7 +159,11 @@ func Open(path string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("open cassette %s: empty file: %w", path, ErrNotCassette)
 		}
 	}
-	db, err := openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly}, true)
+	bo := &bolt.Options{Timeout: o.LockTimeout, ReadOnly: o.ReadOnly}
+	if !o.ReadOnly && o.MapSize > 0 && o.MapSize <= maxMapSize {
+		bo.InitialMmapSize = int(o.MapSize)
+	}
+	db, err := openBolt(path, bo, true)
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
@@ -156,20 +181,13 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
-	if o.ReadOnly {
-		// The check in init read every page into the memory map; a reader
-		// reopens the file so that only the pages it serves stay resident.
-		// (A writer keeps its lock instead: another writer could take the
-		// file between a close and a reopen. Such a writer is an llmproxy
-		// writing a sound file, so the reopened file is not checked again:
-		// a process that writes the file behind bbolt's locks could as
-		// well do so while the file is being served.)
-		if err := db.Close(); err != nil {
-			return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	if o.ReadOnly && o.ResidentLimit >= 0 {
+		s.res.limit = o.ResidentLimit
+		if s.res.limit == 0 {
+			s.res.limit = DefaultResidentLimit
 		}
-		if s.db, err = openBolt(path, &bolt.Options{Timeout: o.LockTimeout, ReadOnly: true}, false); err != nil {
-			return nil, fmt.Errorf("open cassette %s: reopen after the check: %w", path, err)
-		}
+		info := db.Info()
+		s.res.addr, s.res.page = info.Data, int64(info.PageSize)
 	}
 	return s, nil
 }
@@ -178,9 +196,11 @@ func Open(path string, opts *Options) (*Store, error) {
 // faults on its memory map) when a page it reads is corrupt, and that panic
 // is returned as an error wrapping ErrCorrupt, with the file closed.
 //
-// With walk set, walkPages checks the page tree before bbolt reads any
-// page beyond the metas: a file whose pages would make bbolt loop for ever
-// or allocate without bound is refused with ErrCorrupt. The walk runs in
+// With walk set, walkPages checks the whole file before bbolt reads any
+// page beyond the metas: a file whose pages would make bbolt loop for ever,
+// allocate without bound, fault or read the wrong key is refused with
+// ErrCorrupt. The walk reads the file, not bbolt's memory map, so that
+// only the pages a process serves become resident in it. The walk runs in
 // the OpenFile hook, once the file's lock is taken (by lockFile, on the
 // descriptor bbolt then locks again), because bolt.Open itself loads a
 // writer's freelist: it reads the freelist page or, when the file keeps
@@ -310,6 +330,7 @@ func (s *Store) init(version string) error {
 		if st.Size() < tx.Size() {
 			return fmt.Errorf("open cassette %s: the file has %d bytes, its pages need %d (truncated?): %w", s.path, st.Size(), tx.Size(), ErrCorrupt)
 		}
+		s.res.size = tx.Size() // a reader's map covers at least these pages, and never moves
 		var err error
 		ready, err = check(tx)
 		return err
@@ -318,9 +339,8 @@ func (s *Store) init(version string) error {
 	case err != nil:
 		return err
 	case ready:
-		// The whole file is checked before a writer builds on it, or a
-		// reader serves from it.
-		return s.verify()
+		// The whole file was checked (walkPages) before bbolt read it.
+		return nil
 	case s.readOnly:
 		return fmt.Errorf("open cassette %s: empty bbolt file: %w", s.path, ErrNotCassette)
 	}
@@ -337,56 +357,6 @@ func (s *Store) init(version string) error {
 		now := s.now().UTC()
 		return putMeta(tx, Meta{FormatVersion: FormatVersion, Created: now, Updated: now, Version: version})
 	})
-}
-
-// verify reads every page reachable from the root, then runs bbolt's own
-// consistency check (free pages, page references, key order). The walk
-// comes first and runs under guard: bbolt's check runs on a goroutine of
-// its own, where a fault on a page beyond the file would end the process,
-// and after a clean walk on a file as long as its pages say (init checked
-// that), every page the check reads is known to be in range. It costs a read of the whole file,
-// about a quarter of a second for 100 MB.
-func (s *Store) verify() error {
-	return s.view("check", func(tx *bolt.Tx) error {
-		var sum byte
-		if err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walkBucket(b, &sum) }); err != nil {
-			return err
-		}
-		runtime.KeepAlive(sum)
-		var first error
-		n := 0
-		for err := range tx.Check() {
-			if first == nil {
-				first = err
-			}
-			n++
-		}
-		if first != nil {
-			return fmt.Errorf("open cassette %s: %d problem(s), the first: %v: %w", s.path, n, first, ErrCorrupt)
-		}
-		return nil
-	})
-}
-
-// walkBucket reads every key and value of a bucket and of the buckets
-// nested in it, so that bbolt reads each of their pages; sum keeps the
-// reads from being optimised away.
-func walkBucket(b *bolt.Bucket, sum *byte) error {
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if v == nil {
-			if nb := b.Bucket(k); nb != nil {
-				if err := walkBucket(nb, sum); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if len(v) > 0 {
-			*sum ^= v[0] ^ v[len(v)-1] // the first and last page of an overflowing value
-		}
-	}
-	return nil
 }
 
 // putMeta writes the metadata as given, format version included.
@@ -412,6 +382,7 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Close releases the file and its lock.
 func (s *Store) Close() error {
+	s.res.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close cassette %s: %w", s.path, err)
 	}
@@ -686,6 +657,7 @@ func (s *Store) Get(id uint64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: interaction %d: %w", s.path, id, err)
 	}
+	s.res.read(len(v))
 	return v, nil
 }
 
@@ -710,6 +682,7 @@ func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: %w", s.path, err)
 	}
+	s.res.read(0)
 	return ids, nil
 }
 
@@ -731,6 +704,7 @@ func seek(tx *bolt.Tx, bucket []byte, key string) []uint64 {
 type Tx struct {
 	tx   *bolt.Tx
 	path string
+	res  *resident
 }
 
 // Read runs fn in one read transaction. The bytes a Tx returns are the
@@ -741,7 +715,7 @@ type Tx struct {
 // ErrCorrupt; any other panic in fn is fn's own, passed on.
 func (s *Store) Read(fn func(tx *Tx) error) error {
 	return s.view("read", func(tx *bolt.Tx) error {
-		return callback(func() error { return fn(&Tx{tx: tx, path: s.path}) })
+		return callback(func() error { return fn(&Tx{tx: tx, path: s.path, res: &s.res}) })
 	})
 }
 
@@ -761,6 +735,7 @@ func (t *Tx) read(what func() string, fn func() error) (err error) {
 // Lookup returns, in recorded order, the ids indexed under a match key.
 func (t *Tx) Lookup(key string) (ids []uint64, err error) {
 	err = t.read(func() string { return "index" }, func() error { ids = seek(t.tx, bucketIndex, key); return nil })
+	t.res.read(0)
 	return ids, err
 }
 
@@ -772,6 +747,7 @@ func (t *Tx) Get(id uint64) (v []byte, err error) {
 		}
 		return nil
 	})
+	t.res.read(len(v))
 	return v, err
 }
 
@@ -794,6 +770,7 @@ func (s *Store) ForEach(fn func(id uint64, value []byte) error) error {
 			if len(k) != 8 {
 				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
 			}
+			s.res.read(len(v))
 			return callback(func() error { return fn(binary.BigEndian.Uint64(k), v) })
 		})
 	})
@@ -833,6 +810,7 @@ func (s *Store) Range(from uint64, back bool, fn func(id uint64, value []byte) (
 			if len(k) != 8 {
 				return fmt.Errorf("cassette %s: corrupt interaction key %x", s.path, k)
 			}
+			s.res.read(len(v))
 			var more bool
 			err := callback(func() (err error) {
 				more, err = fn(binary.BigEndian.Uint64(k), v)
@@ -868,6 +846,7 @@ func (s *Store) Fixture(callID string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: fixture %q: %w", s.path, callID, err)
 	}
+	s.res.read(len(v))
 	return v, nil
 }
 
@@ -894,7 +873,12 @@ func (s *Store) Replace(c Contents) error {
 		if err := emptyBuckets(tx); err != nil {
 			return err
 		}
+		// Every bucket is written in key order, so its pages are filled
+		// whole before they split (bbolt's default leaves them half
+		// empty, for inserts in the middle): fewer pages to write, and to
+		// check at open.
 		ib := tx.Bucket(bucketInteractions)
+		ib.FillPercent = 1.0
 		for _, r := range c.Records {
 			if err := ib.Put(idKey(r.ID), r.Value); err != nil {
 				return err
@@ -914,6 +898,7 @@ func (s *Store) Replace(c Contents) error {
 			}
 			slices.SortFunc(keys, bytes.Compare)
 			b := tx.Bucket(idx.bucket)
+			b.FillPercent = 1.0
 			for _, k := range keys {
 				if err := b.Put(k, nil); err != nil {
 					return err

@@ -16,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -52,7 +53,14 @@ func sampleCassette(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	m, err := defaultMatcher()
+	// Indexed as a server whose default upstream is not the openai one
+	// indexes: the tests that serve it run against a fake upstream given as
+	// the default, and the index must be the one they read.
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := proxy.NewMatcher(match.Rules{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}

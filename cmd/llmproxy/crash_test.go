@@ -29,7 +29,7 @@ import (
 var crashLoop = fake.ToolLoop{Tool: "weather", Args: `{"location":"Paris"}`, CallID: "call_weather", Answer: "Sunny."}
 
 // buildLLMProxy builds the llmproxy binary into a temporary directory.
-func buildLLMProxy(t *testing.T) string {
+func buildLLMProxy(t testing.TB) string {
 	t.Helper()
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goTool); err != nil {

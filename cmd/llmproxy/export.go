@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
@@ -108,9 +110,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	for _, i := range ct.Interactions {
-		red.Redact(i)
-	}
+	redactAll(red, ct.Interactions)
 	m, err := defaultMatcher()
 	if err != nil {
 		return err
@@ -119,13 +119,36 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return replaceCassette(*path, ct, m, *force)
 }
 
-// defaultMatcher is the matcher cassettes are indexed with on disk.
+// redactAll redacts every interaction, on every CPU at once.
+func redactAll(red *cassette.Redactor, all []*cassette.Interaction) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(all)/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := w; n < len(all); n += workers {
+				red.Redact(all[n])
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// defaultMatcher is the matcher cassettes are indexed with on disk: the one
+// replay, record and auto use with no matching flags and the default
+// upstreams, so that they serve an imported or scrubbed cassette from its
+// own index instead of indexing every interaction again at start.
 func defaultMatcher() (*match.Matcher, error) {
 	r, err := cassette.NewRedactor(nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	return proxy.NewMatcher(match.Rules{}, r)
+	m, err := proxy.NewMatcher(match.Rules{}, r)
+	if err != nil {
+		return nil, err
+	}
+	return proxy.DefaultRouteMatcher(m), nil
 }
 
 // replaceCassette writes ct as the whole contents of the cassette at path:

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // TestImportRefusesInformationalStatus: an export whose interaction has a
@@ -72,4 +76,57 @@ func TestImportRedacts(t *testing.T) {
 	if !bytes.Contains(raw, []byte("question 0 MARKER REDACTED")) {
 		t.Error("the imported cassette lost the request around the key")
 	}
+}
+
+// TestImportIndexesForServing: an imported cassette is indexed under the
+// matching rules that record, replay and auto use with no matching flags,
+// so that serving it reads its index as it is; a mismatch made auto (and
+// record) rewrite the whole cassette at start, and replay index every
+// interaction in memory before listening.
+func TestImportIndexesForServing(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src.cassette")
+	sampleCassette(t, src, 3)
+	in := filepath.Join(t.TempDir(), "in.json")
+	if code, _, stderr := cli(t, "export", "--cassette", src, "--out", in); code != 0 {
+		t.Fatalf("export: %d %s", code, stderr)
+	}
+	path := filepath.Join(t.TempDir(), "out.cassette")
+	if code, _, stderr := cli(t, "import", "--in", in, "--cassette", path); code != 0 {
+		t.Fatalf("import: %d %s", code, stderr)
+	}
+	imported := indexRules(t, path)
+
+	c := serveConfig{mode: proxy.ModeAuto}
+	if err := c.flags("auto", io.Discard).Parse([]string{"--cassette", path}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, cleanup, err := c.proxyConfig(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := proxy.New(cfg)
+	if err != nil {
+		cleanup()
+		t.Fatal(err)
+	}
+	srv.Close()
+	cleanup()
+	if got := indexRules(t, path); got != imported {
+		t.Errorf("auto reindexed the imported cassette: index rules %q, imported with %q", got, imported)
+	}
+}
+
+// indexRules reads the index rules a cassette was indexed with.
+func indexRules(t *testing.T, path string) string {
+	t.Helper()
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	m, err := c.Meta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.IndexRules
 }

@@ -1,0 +1,200 @@
+package store_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/llmproxy/llmproxy/store"
+)
+
+// mappedRSS is the resident size, in bytes, of this process's maps of the
+// file at path, from /proc/self/smaps.
+func mappedRSS(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Skipf("no /proc/self/smaps: %v", err)
+	}
+	defer f.Close()
+	var total int64
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		fields := strings.Fields(line)
+		if len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = len(fields) >= 6 && fields[len(fields)-1] == path
+			continue
+		}
+		if in && len(fields) == 3 && fields[0] == "Rss:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += kb << 10
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
+
+// TestResidentLimit reads every interaction of a cassette of 16 MB from a
+// read-only store: with a limit of 2 MB, what stays mapped in the process
+// stays near the limit; with no limit, it is most of the file (which shows
+// that the measure sees what it should). It measures memory, not time.
+func TestResidentLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	path, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(path, "c.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 500, 32 << 10
+	recs := make([]store.Record, n)
+	for i := range recs {
+		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 2 << 20
+	for _, tc := range []struct {
+		name    string
+		limit   int64
+		viaTx   bool // read in one transaction per interaction, as replay does
+		atMost  int64
+		atLeast int64
+	}{
+		{"limit of 2 MB", limit, false, 2*limit + 1<<20, 0},
+		{"limit of 2 MB, through Read", limit, true, 2*limit + 1<<20, 0},
+		{"no limit", -1, false, 1 << 40, n * size / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: tc.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for id := uint64(1); id <= n; id++ {
+				if tc.viaTx {
+					err := s.Read(func(tx *store.Tx) error {
+						if _, err := tx.Lookup(fmt.Sprint("key", id-1)); err != nil {
+							return err
+						}
+						v, err := tx.Get(id)
+						if err == nil && (len(v) != size || v[0] != byte(id-1)) {
+							err = fmt.Errorf("%d bytes", len(v))
+						}
+						return err
+					})
+					if err != nil {
+						t.Fatalf("Read of interaction %d: %v", id, err)
+					}
+					continue
+				}
+				v, err := s.Get(id)
+				if err != nil || len(v) != size || v[0] != byte(id-1) {
+					t.Fatalf("Get(%d): %d bytes, %v", id, len(v), err)
+				}
+				if _, err := s.Lookup(fmt.Sprint("key", id-1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rss := mappedRSS(t, path)
+			t.Logf("after reading %d MB: %.1f MB of the file mapped in the process", n*size>>20, float64(rss)/(1<<20))
+			if rss > tc.atMost {
+				t.Errorf("%d bytes of the file stay mapped, more than %d", rss, tc.atMost)
+			}
+			if rss < tc.atLeast {
+				t.Errorf("%d bytes of the file stay mapped, fewer than %d: the measure does not see the reads", rss, tc.atLeast)
+			}
+			// Every value reads back whole after the drops.
+			for id := uint64(1); id <= n; id += 37 {
+				if v, err := s.Get(id); err != nil || !bytes.Equal(v, recs[id-1].Value) {
+					t.Fatalf("Get(%d) after the drops: %v", id, err)
+				}
+			}
+		})
+	}
+}
+
+// TestResidentLimitConcurrentReads drops the map's pages often while
+// readers read from it at once, then closes the store: every value reads
+// back whole (run it under -race).
+func TestResidentLimitConcurrentReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 200, 9 << 10
+	value := func(id uint64) []byte { return bytes.Repeat([]byte{byte(id)}, size) }
+	recs := make([]store.Record, n)
+	for i := range recs {
+		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: value(uint64(i + 1))}
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for k := range 3 * n {
+				id := uint64((k*7+g)%n + 1)
+				v, err := s.Get(id)
+				if err == nil && !bytes.Equal(v, value(id)) {
+					err = fmt.Errorf("interaction %d read back wrong", id)
+				}
+				if err == nil {
+					err = s.ForEach(func(id uint64, v []byte) error {
+						if id%50 == 0 && !bytes.Equal(v, value(id)) {
+							return fmt.Errorf("interaction %d read back wrong in ForEach", id)
+						}
+						return nil
+					})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				if k == n {
+					break
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if s.ResidentDrops() == 0 {
+		t.Error("the map's pages were never dropped")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

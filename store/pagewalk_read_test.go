@@ -1,0 +1,66 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestPageWalkReadsBoundedly checks what the walk reads, not how long it
+// takes: its buffers never exceed maxRunBytes however large the file, and
+// the overflow pages of large values are not read, so a file of large
+// values costs far less than its size.
+func TestPageWalkReadsBoundedly(t *testing.T) {
+	page := os.Getpagesize()
+	for _, tc := range []struct {
+		name      string
+		n, size   int
+		maxFactor float64 // of the file's size, at most
+	}{
+		{"many small values", 4000, 1024, 1.0},
+		{"large values", 60, 16 * page, 0.25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.cassette")
+			s, err := Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := make([]Record, tc.n)
+			for i := range recs {
+				recs[i] = Record{ID: uint64(i + 1), Key: fmt.Sprintf("key-%06d", i), Shape: "shape", Value: bytes.Repeat([]byte{'v'}, tc.size)}
+			}
+			if err := s.Replace(Contents{Records: recs}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			st, err := f.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &walker{f: f, size: st.Size()}
+			if err := w.walk(); err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() <= maxRunBytes && tc.maxFactor == 1.0 {
+				t.Fatalf("the file (%d bytes) is no larger than one read buffer", st.Size())
+			}
+			if w.stats.largest > maxRunBytes {
+				t.Errorf("largest read %d bytes, more than %d", w.stats.largest, maxRunBytes)
+			}
+			if limit := int64(tc.maxFactor * float64(st.Size())); w.stats.bytes > limit {
+				t.Errorf("read %d bytes of a %d-byte file, more than %d", w.stats.bytes, st.Size(), limit)
+			}
+			t.Logf("file %d bytes; read %d bytes, largest read %d", st.Size(), w.stats.bytes, w.stats.largest)
+		})
+	}
+}
