@@ -32,6 +32,7 @@ func matcher() (*match.Matcher, *cassette.Redactor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	m = proxy.DefaultRouteMatcher(m) // the index a replay server reads as it is
 	return m, r, nil
 }
 

@@ -79,6 +79,7 @@ func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.S
 	if err != nil {
 		b.Fatal(err)
 	}
+	m = proxy.DefaultRouteMatcher(m) // the index a replay server reads as it is
 	ct := &cassette.Contents{Meta: store.Meta{IndexRules: m.Fingerprint()}}
 	for _, up := range []string{cassette.DefaultUpstream, "openai"} {
 		ct.Interactions = append(ct.Interactions, &cassette.Interaction{
