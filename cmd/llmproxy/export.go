@@ -91,6 +91,16 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := requireFlag(fs, "cassette", *path); err != nil {
 		return err
 	}
+	// An export may have been edited by hand, or written by an llmproxy
+	// that knew fewer secrets: nothing reaches the file unredacted.
+	red, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		return err
+	}
+	m, err := defaultMatcher()
+	if err != nil {
+		return err
+	}
 	var r io.Reader = os.Stdin
 	if *in != "-" {
 		f, err := os.Open(*in)
@@ -98,25 +108,43 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("--in %s: %w", *in, err)
 		}
 		defer f.Close()
+		if done, err := importStream(f, *path, red, m); done || err != nil {
+			return err
+		}
 		r = f
 	}
 	ct, err := cassette.ReadExport(r)
 	if err != nil {
 		return fmt.Errorf("--in %s: %w", *in, err)
 	}
-	// An export may have been edited by hand, or written by an llmproxy
-	// that knew fewer secrets: nothing reaches the file unredacted.
-	red, err := cassette.NewRedactor(nil, nil)
-	if err != nil {
-		return err
-	}
 	redactAll(red, ct.Interactions)
-	m, err := defaultMatcher()
-	if err != nil {
-		return err
-	}
 	ct.Meta.IndexRules = m.Fingerprint()
 	return replaceCassette(*path, ct, m, *force)
+}
+
+// importStream builds a new cassette at path from the export in f as a
+// stream (cassette.ImportFile), when nothing is at path yet and f is a
+// regular file. It reports false, with f rewound, when it did not: the
+// export is then read whole, which names the fault of an export the stream
+// does not take.
+func importStream(f *os.File, path string, red *cassette.Redactor, m *match.Matcher) (bool, error) {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		return false, nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return false, nil // an existing cassette is replaced in one transaction under its lock
+	}
+	done, err := cassette.ImportFile(path, f, st.Size(), red, proxy.Keys(m), m.Fingerprint(), cassette.Options{Version: version})
+	if err != nil {
+		return false, fmt.Errorf("--cassette %s: %w", path, err)
+	}
+	if !done {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return false, fmt.Errorf("--in %s: %w", f.Name(), err)
+		}
+	}
+	return done, nil
 }
 
 // redactAll redacts every interaction, on every CPU at once.
