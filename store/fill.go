@@ -61,6 +61,9 @@ func (f *Fill) Add(recs []Record) error {
 		f.shapes = append(f.shapes, indexKey(r.Shape, r.ID))
 	}
 	f.next += uint64(len(recs))
+	// The disk writes while the next batches are prepared, rather than
+	// all at the flush at the end.
+	startWriteback(f.s.path)
 	return nil
 }
 
