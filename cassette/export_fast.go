@@ -97,7 +97,7 @@ func (d *fastDecoder) skip() ([]byte, bool) {
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case '"':
-			if _, _, ok := d.literal(); !ok {
+			if _, ok := d.stringEnd(); !ok {
 				return nil, false
 			}
 			if depth == 0 {

@@ -41,30 +41,57 @@ func encode(i *Interaction) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recorded_at: %w", err)
 	}
-	var front []byte
-	for _, s := range [][]byte{[]byte(i.Upstream), []byte(i.Provider), []byte(i.Kind), at,
-		[]byte(i.Request.Method), []byte(i.Request.Path), []byte(i.Request.Query)} {
-		front = appendBytes(front, s)
+	strs := [...]string{i.Upstream, i.Provider, i.Kind, string(at), i.Request.Method, i.Request.Path, i.Request.Query}
+	// The front is the largest section (it holds the request body): it
+	// is written in place, after its length, which is counted first.
+	n := bytesLen(len(i.Request.Body)) + headersLen(i.Request.Headers)
+	for _, s := range strs {
+		n += bytesLen(len(s))
 	}
-	front = appendHeaders(front, i.Request.Headers)
-	front = appendBytes(front, i.Request.Body)
 	head, table, events := encodeResponse(&i.Response)
-	out := make([]byte, 0, 1+sections*binary.MaxVarintLen32+len(front)+len(head)+len(i.Response.Body)+len(events)+len(table))
+	out := make([]byte, 0, 1+sections*binary.MaxVarintLen64+n+len(head)+len(i.Response.Body)+len(events)+len(table))
 	out = append(out, recordTag)
-	for _, s := range [][]byte{front, head, i.Response.Body, events, table} {
-		out = binary.AppendUvarint(out, uint64(len(s)))
+	for _, k := range []int{n, len(head), len(i.Response.Body), len(events), len(table)} {
+		out = binary.AppendUvarint(out, uint64(k))
 	}
-	out = append(out, front...)
+	for _, s := range strs {
+		out = appendString(out, s)
+	}
+	out = appendHeaders(out, i.Request.Headers)
+	out = appendBytes(out, i.Request.Body)
 	out = append(out, head...)
 	out = append(out, i.Response.Body...)
 	out = append(out, events...)
 	return append(out, table...), nil
 }
 
+// bytesLen is the length of a string of n bytes as appendBytes writes it.
+func bytesLen(n int) int { return uvarintLen(uint64(n)) + n }
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// headersLen is the length of h as appendHeaders writes it.
+func headersLen(h http.Header) int {
+	n := uvarintLen(uint64(len(h)))
+	for k, vs := range h {
+		n += bytesLen(len(k)) + uvarintLen(uint64(len(vs)))
+		for _, v := range vs {
+			n += bytesLen(len(v))
+		}
+	}
+	return n
+}
+
 // encodeResponse is a response's head, event table and events sections.
 func encodeResponse(r *Response) (head, table, events []byte) {
 	head = binary.AppendVarint(nil, int64(r.Status))
-	head = appendBytes(head, []byte(r.Framing))
+	head = appendString(head, r.Framing)
 	head = binary.BigEndian.AppendUint64(head, math.Float64bits(r.TTFBMillis))
 	head = binary.BigEndian.AppendUint64(head, math.Float64bits(r.DurationMillis))
 	head = appendHeaders(head, r.Headers)
@@ -87,6 +114,11 @@ func appendBytes(b, s []byte) []byte {
 	return append(b, s...)
 }
 
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
 func appendHeaders(b []byte, h http.Header) []byte {
 	names := make([]string, 0, len(h))
 	for k := range h {
@@ -95,10 +127,10 @@ func appendHeaders(b []byte, h http.Header) []byte {
 	slices.Sort(names)
 	b = binary.AppendUvarint(b, uint64(len(names)))
 	for _, k := range names {
-		b = appendBytes(b, []byte(k))
+		b = appendString(b, k)
 		b = binary.AppendUvarint(b, uint64(len(h[k])))
 		for _, v := range h[k] {
-			b = appendBytes(b, []byte(v))
+			b = appendString(b, v)
 		}
 	}
 	return b
