@@ -39,6 +39,16 @@ type resident struct {
 	drops  atomic.Int64
 }
 
+// keepWhole is how many times the limit a file may be and still stay
+// mapped whole, never dropped. What stays mapped between drops peaks at a
+// few times the limit (the kernel maps 64 KB or a whole folio around the
+// page a read faults in, not just that page), so a file no larger than
+// that holds no more memory mapped whole, and its reads fault only on a
+// page's first touch instead of again after every drop: with drops, a
+// cassette of 1 000 interactions (8 MB) served at 0.8 times the rate of
+// one of 10.
+const keepWhole = 4
+
 // pagesPerRead is what a read is charged beyond its value: the pages of the
 // path from a bucket's root to the leaf.
 const pagesPerRead = 4
@@ -51,7 +61,7 @@ func (r *resident) read(n int) {
 // charge records that a read touched about n bytes of the map, and drops
 // the map's pages from the process once the charges pass the limit.
 func (r *resident) charge(n int64) {
-	if r.limit <= 0 || r.charged.Add(n) < r.limit {
+	if r.limit <= 0 || r.size <= keepWhole*r.limit || r.charged.Add(n) < r.limit {
 		return
 	}
 	r.charged.Store(0)

@@ -198,3 +198,43 @@ func TestResidentLimitConcurrentReads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestResidentLimitSmallFile: a file no larger than a few times the limit
+// stays mapped whole, however much is read from it; a larger one is
+// dropped as the reads pass the limit.
+func TestResidentLimitSmallFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 100, 9 << 10 // about 1.2 MB with the pages' slack
+	recs := make([]store.Record, n)
+	for i := range recs {
+		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		limit int64
+		drops bool
+	}{{1 << 20, false}, {64 << 10, true}} {
+		s, err := store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: tc.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 20 * n { // 18 MB of reads
+			if v, err := s.Get(uint64(k%n + 1)); err != nil || len(v) != size {
+				t.Fatalf("Get: %d bytes, %v", len(v), err)
+			}
+		}
+		if got := s.ResidentDrops() > 0; got != tc.drops {
+			t.Errorf("limit %d: %d drops, want drops %v", tc.limit, s.ResidentDrops(), tc.drops)
+		}
+		s.Close()
+	}
+}

@@ -67,9 +67,10 @@ type Options struct {
 	// that reads leave mapped in the process: each time reads have touched
 	// about that many, the file's pages are dropped from the process (they
 	// stay in the system's page cache), so what stays mapped is a few times
-	// the limit at most, whatever the file's size. Zero means
-	// DefaultResidentLimit; negative, no bound. A writable store does not
-	// drop pages.
+	// the limit at most, whatever the file's size. A file no larger than
+	// four times the limit stays mapped whole: dropping its pages would
+	// hold no less. Zero means DefaultResidentLimit; negative, no bound. A
+	// writable store does not drop pages.
 	ResidentLimit int64
 	// MapSize, when larger than the file, is the size a writer maps at
 	// open: the size the file is expected to reach. bbolt maps the file
