@@ -25,8 +25,10 @@ const importChunk = 4 << 20
 // written, so memory holds a few batches, not the export, its
 // interactions and their records at once.
 //
-// It takes only exports that readExportFast would take and that ReadExport
-// would accept, and for any other (or when it cannot read r to its end) it
+// It takes only exports that ReadExport would accept, with the fields and
+// the top-level form readExportFast takes (an interaction it does not take
+// is read with encoding/json, as ReadExport would), and for any other (or
+// when it cannot read r to its end) it
 // returns false having written nothing: the caller reads the export with
 // ReadExport, which decides and names the place at fault. An error is a
 // failure to write the cassette.
@@ -152,7 +154,17 @@ func (imp *importer) records(b *importBatch) []store.Record {
 	for k, e := range b.elems {
 		n := b.first + k
 		i, ok := decodeFast(e, false)
-		if !ok || checkInteraction(n, i) != nil {
+		if !ok {
+			// What decodeFast leaves to encoding/json (a base64 body),
+			// read as ReadExport reads the whole export.
+			i = &Interaction{}
+			dec := json.NewDecoder(bytes.NewReader(e))
+			dec.DisallowUnknownFields()
+			if dec.Decode(i) != nil {
+				return nil
+			}
+		}
+		if checkInteraction(n, i) != nil {
 			return nil
 		}
 		imp.red.Redact(i)

@@ -25,7 +25,10 @@ func importExport(t *testing.T, n int) []byte {
 		i := sample(k)
 		i.ID = uint64(k + 1)
 		i.Request.Body = cassette.Body(fmt.Sprintf(`{"model":"m","n":%d,"pad":%q}`, k, strings.Repeat("x", 4000+k%100)))
-		if k%3 == 0 {
+		if k%50 == 7 {
+			i.Response.Framing, i.Response.Events = "", nil
+			i.Response.Body = cassette.Body([]byte{0xde, 0xad, 0xbe, 0xef, byte(k)}) // exported as base64
+		} else if k%3 == 0 {
 			i.Response.Framing, i.Response.Events = "", nil
 			i.Response.Body = cassette.Body(fmt.Sprintf(`{"id":"chatcmpl-%d","key":"%s"}`, k, importSecret))
 		} else {
@@ -107,6 +110,9 @@ func TestImportFile(t *testing.T) {
 	if !bytes.Equal(exports[0].Bytes(), exports[1].Bytes()) {
 		t.Error("the streamed cassette exports other bytes than WriteFile's")
 	}
+	if !strings.Contains(string(data), `"base64"`) {
+		t.Error("the export has no base64 body, read by encoding/json")
+	}
 	if len(loads[0].Interactions) != 1100 || loads[0].Meta.IndexRules != "rules" || string(loads[0].Fixtures["call_1"]) != `{"t":21}` {
 		t.Errorf("streamed: %d interactions, rules %q, fixture %s", len(loads[0].Interactions), loads[0].Meta.IndexRules, loads[0].Fixtures["call_1"])
 	}
@@ -132,7 +138,7 @@ func TestImportFileDeclines(t *testing.T) {
 	for name, data := range map[string]string{
 		"unknown field in the last":  edit(last, `"upstream"`, `"colour": "blue", "upstream"`),
 		"id out of order":            edit(last, `"id": 1100`, `"id": 1101`),
-		"base64 body":                base64Body(t, good, last),
+		"bad base64 body":            base64Body(t, good, last),
 		"cut short":                  good[:len(good)*3/4],
 		"trailing data":              good + "{}",
 		"wrong format":               edit(0, `"llmproxy-cassette"`, `"vcr"`),
@@ -157,14 +163,14 @@ func TestImportFileDeclines(t *testing.T) {
 }
 
 // base64Body is the export with the request body of the interaction at
-// at written as base64, which encoding/json reads and the stream does not.
+// at written as base64 that is not base64.
 func base64Body(t *testing.T, good string, at int) string {
 	start := at + strings.Index(good[at:], `"body": "{`)
 	end := start + strings.IndexByte(good[start:], '\n')
 	if start < at || end < start {
 		t.Fatal("no request body")
 	}
-	line := `"body": {"base64": "AAAA"}`
+	line := `"body": {"base64": "!!!"}`
 	if strings.HasSuffix(good[:end], ",") {
 		line += ","
 	}
