@@ -33,12 +33,16 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 					level: slog.LevelWarn, msg: "response over --max-response; cut and nothing recorded",
 					attrs: []any{"max_response", s.cfg.MaxResponse}, abort: !c.gone}
 			}
-			rec.push(chunk)
-			// Only the upstream's silence counts: time blocked writing to
-			// a slow client does not.
+			// The client gets the bytes first; collecting them (a copy of
+			// each event, and the allocations that may make the collector
+			// run) waits until they are on their way. Only the upstream's
+			// silence counts: time blocked writing to a slow client does
+			// not.
+			at := time.Now()
 			watch.pause()
 			c.send(chunk)
 			watch.heard()
+			rec.push(chunk, at)
 		}
 		switch {
 		case err == io.EOF:
@@ -216,8 +220,8 @@ func newTeeStream(h http.Header, sent time.Time) *teeStream {
 // streamed reports whether the response is collected event by event.
 func (t *teeStream) streamed() bool { return t.framing != wire.FramingNone }
 
-func (t *teeStream) push(p []byte) {
-	now := time.Now()
+// push collects p, which arrived at now.
+func (t *teeStream) push(p []byte, now time.Time) {
 	if t.first.IsZero() {
 		t.first = now
 	}

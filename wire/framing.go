@@ -91,11 +91,15 @@ type Event struct {
 // until the next byte shows whether an LF follows, so that a CRLF split
 // across two reads is still one line ending.
 type Splitter struct {
-	f      Framing
-	buf    []byte // bytes not yet returned in an event
-	line   int    // offset in buf of the first byte of the line being read
-	look   int    // offset in buf from which to look for the next line end
-	events int    // events returned so far
+	f   Framing
+	buf []byte // bytes not yet returned in an event
+	// store is buf's whole backing array: the bytes before buf are events
+	// already returned, room to move buf back to rather than grow it.
+	store  []byte
+	names  map[string]string // SSE event names seen, so each is allocated once
+	line   int               // offset in buf of the first byte of the line being read
+	look   int               // offset in buf from which to look for the next line end
+	events int               // events returned so far
 }
 
 // NewSplitter returns a Splitter for the given framing. With FramingNone it
@@ -108,7 +112,15 @@ func NewSplitter(f Framing) *Splitter {
 // in order. The returned events never share memory with p or with the
 // Splitter, so p may be reused at once.
 func (s *Splitter) Push(p []byte) []Event {
+	need := len(s.buf) + len(p)
+	if need > cap(s.buf) && need <= cap(s.store) {
+		s.buf = s.store[:copy(s.store[:cap(s.store)], s.buf)]
+	}
+	before := cap(s.buf)
 	s.buf = append(s.buf, p...)
+	if cap(s.buf) != before {
+		s.store = s.buf[:0] // append moved buf to a new array
+	}
 	return s.drain(false)
 }
 
@@ -180,7 +192,9 @@ func (s *Splitter) event(n, dataEnd int) Event {
 	ev := Event{Raw: bytes.Clone(s.buf[:n])}
 	switch s.f {
 	case FramingSSE:
-		ev.Name, ev.Data, _ = parseSSE(ev.Raw, s.events == 0)
+		var name []byte
+		name, ev.Data, _ = parseSSE(ev.Raw, s.events == 0, false)
+		ev.Name = s.name(name)
 	case FramingNDJSON:
 		ev.Data = ev.Raw[:dataEnd:dataEnd]
 	default:
@@ -188,6 +202,25 @@ func (s *Splitter) event(n, dataEnd int) Event {
 	}
 	s.events++
 	return ev
+}
+
+// name returns an SSE event name as a string, the same string each time
+// a stream repeats it (most streams use a handful of names).
+func (s *Splitter) name(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if n, ok := s.names[string(b)]; ok {
+		return n
+	}
+	n := string(b)
+	if len(s.names) < 64 {
+		if s.names == nil {
+			s.names = map[string]string{}
+		}
+		s.names[n] = n
+	}
+	return n
 }
 
 // nextLineEnd finds the end of the line that the byte at from belongs to
@@ -235,9 +268,10 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // parseSSE reads the fields of one SSE event's raw bytes (complete, or a
 // stream's unterminated tail). first says whether it is the stream's first
-// event, where a UTF-8 byte order mark is ignored. It returns the event name,
-// the joined data, and where each data line's value lies in raw.
-func parseSSE(raw []byte, first bool) (name string, data []byte, spans []span) {
+// event, where a UTF-8 byte order mark is ignored. It returns the event name
+// (a slice of raw), the joined data, and, when withSpans is set, where each
+// data line's value lies in raw.
+func parseSSE(raw []byte, first, withSpans bool) (name, data []byte, spans []span) {
 	pos := 0
 	if first && bytes.HasPrefix(raw, utf8BOM) {
 		pos = len(utf8BOM)
@@ -262,7 +296,7 @@ func parseSSE(raw []byte, first bool) (name string, data []byte, spans []span) {
 		}
 		switch string(field) {
 		case "event":
-			name = string(value)
+			name = value
 		case "data":
 			if data == nil {
 				// One data line, the usual case, is a slice of raw, capped
@@ -272,8 +306,10 @@ func parseSSE(raw []byte, first bool) (name string, data []byte, spans []span) {
 			} else {
 				data = append(append(data, '\n'), value...)
 			}
-			vs := start + (len(line) - len(value))
-			spans = append(spans, span{vs, vs + len(value)})
+			if withSpans {
+				vs := start + (len(line) - len(value))
+				spans = append(spans, span{vs, vs + len(value)})
+			}
 		}
 	}
 	return name, data, spans

@@ -150,7 +150,7 @@ func eachDoc(kind Kind, f Framing, body []byte, fn func(doc gjson.Result, at fun
 // sseOffset maps an offset in an SSE event's joined data to an offset in the
 // event's raw bytes.
 func sseOffset(raw []byte, first bool, p int) int {
-	_, _, spans := parseSSE(raw, first)
+	_, _, spans := parseSSE(raw, first, true)
 	d := 0
 	for _, s := range spans {
 		n := s.end - s.start
