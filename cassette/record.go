@@ -325,6 +325,14 @@ func (r *reader) bytes() []byte {
 
 func (r *reader) str() string { return string(r.bytes()) }
 
+// strOf reads a string as a part of all, which is the section's bytes (the
+// whole of them, from where the reader started) as one string.
+func (r *reader) strOf(all string) string {
+	b := r.bytes()
+	end := len(all) - len(r.b)
+	return all[end-len(b) : end]
+}
+
 // count reads a count of items that each take at least one byte, so that
 // no count can ask for more than the section holds.
 func (r *reader) count() int {

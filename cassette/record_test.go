@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -117,6 +118,41 @@ func TestRecordRoundTrip(t *testing.T) {
 		if describeReply(&c) != describeReply(&rep) {
 			t.Errorf("interaction %d: Clone differs from its reply", n)
 		}
+	}
+}
+
+// SetHeaders sets the recorded headers as they were recorded, replacing
+// what the map held under their names and leaving the rest; each value
+// list is its own, so that appending to one changes no other.
+func TestReplySetHeaders(t *testing.T) {
+	recorded := http.Header{"Content-Type": {"application/json"}, "X-Multi": {"a", "b", ""}, "Empty": {},
+		"Openai-Processing-Ms": {"574"}, "Set-Later": {"1", "2"}}
+	v, err := encode(&Interaction{ID: 1, Kind: "generic", Request: Request{Method: "GET", Path: "/"},
+		Response: Response{Status: 200, Headers: recorded, Body: Body("{}")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replyOf(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/plain"}, "Kept": {"yes"}}
+	rep.SetHeaders(h)
+	want := recorded.Clone()
+	want["Kept"] = []string{"yes"}
+	if !reflect.DeepEqual(h, want) {
+		t.Fatalf("headers after SetHeaders:\n%v\nwant\n%v", h, want)
+	}
+	for _, k := range []string{"Content-Type", "Empty", "Openai-Processing-Ms", "Set-Later"} {
+		h[k] = append(h[k], "appended")
+	}
+	want = recorded.Clone()
+	for _, k := range []string{"Content-Type", "Empty", "Openai-Processing-Ms", "Set-Later"} {
+		want[k] = append(want[k], "appended")
+	}
+	want["Kept"] = []string{"yes"}
+	if !reflect.DeepEqual(h, want) {
+		t.Errorf("headers after appending to some:\n%v\nwant\n%v", h, want)
 	}
 }
 

@@ -94,16 +94,29 @@ func (r *Reply) Streamed() bool { return r.framing != "" }
 func (r *Reply) Framing() string { return r.framing }
 
 // SetHeaders sets each recorded header in h, replacing what h holds under
-// that name.
+// that name. It costs two allocations however many headers there are: the
+// names and values are parts of one string, the value lists parts of one
+// slice.
 func (r *Reply) SetHeaders(h http.Header) {
+	all := string(r.headers)
 	rd := reader{b: r.headers}
-	for range rd.count() {
-		k := rd.str()
-		vs := make([]string, rd.count())
-		for j := range vs {
-			vs[j] = rd.str()
+	n, values := rd.count(), 0
+	for range n {
+		rd.bytes()
+		for range rd.count() {
+			rd.bytes()
+			values++
 		}
-		h[k] = vs
+	}
+	vs := make([]string, values)
+	rd = reader{b: r.headers}
+	for range rd.count() {
+		k := rd.strOf(all)
+		m := rd.count()
+		for j := range m {
+			vs[j] = rd.strOf(all)
+		}
+		h[k], vs = vs[:m:m], vs[m:]
 	}
 }
 

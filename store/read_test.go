@@ -3,10 +3,13 @@ package store_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/llmproxy/llmproxy/store"
 )
@@ -72,5 +75,72 @@ func TestRead(t *testing.T) {
 	})
 	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "interaction 1") || !strings.Contains(err.Error(), path) {
 		t.Errorf("Get on a damaged page: %v, want ErrCorrupt naming the file and interaction 1", err)
+	}
+}
+
+// Reads of a read-only store run at once, each seeing the records, and
+// whatever a Read's fn did (returned an error, panicked), Close ends every
+// transaction the Reads used and returns; a Read after Close is an error.
+func TestReadOnlyReadsAtOnceThenClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []store.Record
+	for id := uint64(1); id <= 50; id++ {
+		recs = append(recs, store.Record{ID: id, Key: fmt.Sprint("k", id), Shape: "s", Value: []byte(fmt.Sprint("value ", id))})
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = store.Open(path, &store.Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	errFn := errors.New("fn failed")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for n := range 200 {
+				id := uint64((g*200+n)%50 + 1)
+				err := s.Read(func(tx *store.Tx) error {
+					ids, err := tx.Lookup(fmt.Sprint("k", id))
+					if err != nil || len(ids) != 1 || ids[0] != id {
+						return fmt.Errorf("Lookup(k%d) = %v, %v", id, ids, err)
+					}
+					v, err := tx.Get(id)
+					if err != nil || string(v) != fmt.Sprint("value ", id) {
+						return fmt.Errorf("Get(%d) = %q, %v", id, v, err)
+					}
+					if n%50 == 7 {
+						return errFn
+					}
+					return nil
+				})
+				if err != nil && (n%50 != 7 || !errors.Is(err, errFn)) {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	func() {
+		defer func() { _ = recover() }()
+		_ = s.Read(func(*store.Tx) error { panic("fn panicked") })
+	}()
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return: a read transaction was left open")
+	}
+	if err := s.Read(func(*store.Tx) error { return nil }); err == nil {
+		t.Error("Read after Close: no error")
 	}
 }

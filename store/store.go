@@ -133,6 +133,7 @@ type Store struct {
 	upgrade  func(id uint64, old []byte) ([]byte, error)
 
 	res resident // for a read-only store: bounds what stays mapped
+	txs txPool   // for a read-only store: the read transactions Read reuses
 }
 
 // Open opens the cassette at path, creating it unless opts.ReadOnly.
@@ -383,6 +384,7 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 
 // Close releases the file and its lock.
 func (s *Store) Close() error {
+	s.txs.close()
 	s.res.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close cassette %s: %w", s.path, err)
@@ -689,10 +691,15 @@ func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 
 // seek returns the ids an index bucket holds under key, in recorded order.
 func seek(tx *bolt.Tx, bucket []byte, key string) []uint64 {
+	return seekIn(tx.Bucket(bucket), key)
+}
+
+// seekIn is seek in an open bucket.
+func seekIn(b *bolt.Bucket, key string) []uint64 {
 	var ids []uint64
 	var buf [80]byte
 	prefix := appendIndexPrefix(buf[:0], key)
-	c := tx.Bucket(bucket).Cursor()
+	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if len(k) == len(prefix)+8 {
 			ids = append(ids, binary.BigEndian.Uint64(k[len(prefix):]))
@@ -706,6 +713,17 @@ type Tx struct {
 	tx   *bolt.Tx
 	path string
 	res  *resident
+	// index and interactions are the transaction's buckets, opened once;
+	// nil until first used.
+	index, interactions *bolt.Bucket
+}
+
+// bucket returns the transaction's bucket named name, opening it once.
+func (t *Tx) bucket(b **bolt.Bucket, name []byte) *bolt.Bucket {
+	if *b == nil {
+		*b = t.tx.Bucket(name)
+	}
+	return *b
 }
 
 // Read runs fn in one read transaction. The bytes a Tx returns are the
@@ -714,10 +732,88 @@ type Tx struct {
 // (and with it the memory map) waits for fn to return; no other write
 // waits. A damaged page that a Tx method meets is its error, wrapping
 // ErrCorrupt; any other panic in fn is fn's own, passed on.
+//
+// In a read-only store, which no process can write while it is open, a
+// transaction is not begun for each Read: Read takes one that an earlier
+// Read ended, with its buckets already open, and gives it back after fn.
+// There are never more of them than Reads running at once, and Close ends
+// them all.
 func (s *Store) Read(fn func(tx *Tx) error) error {
-	return s.view("read", func(tx *bolt.Tx) error {
-		return callback(func() error { return fn(&Tx{tx: tx, path: s.path, res: &s.res}) })
+	if !s.readOnly {
+		return s.view("read", func(tx *bolt.Tx) error {
+			return callback(func() error { return fn(&Tx{tx: tx, path: s.path, res: &s.res}) })
+		})
+	}
+	var (
+		t    *Tx
+		keep bool
+	)
+	defer func() {
+		if t != nil {
+			// A transaction that met a damaged page, or whose fn failed or
+			// panicked, is ended rather than kept.
+			s.txs.put(t, keep)
+		}
+	}()
+	err := s.guard("read", func() error {
+		var err error
+		if t, err = s.txs.get(s.db); err != nil {
+			return err
+		}
+		t.path, t.res = s.path, &s.res
+		return callback(func() error { return fn(t) })
 	})
+	keep = err == nil
+	return err
+}
+
+// txPool holds the idle read transactions of a read-only store.
+type txPool struct {
+	mu     sync.Mutex
+	idle   []*Tx
+	closed bool
+}
+
+// get returns an idle transaction, or begins one.
+func (p *txPool) get(db *bolt.DB) (*Tx, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 && !p.closed {
+		t := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return t, nil
+	}
+	p.mu.Unlock()
+	tx, err := db.Begin(false)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{tx: tx}, nil
+}
+
+// put gives t back for reuse if keep is set and the pool is open, and
+// otherwise ends it.
+func (p *txPool) put(t *Tx, keep bool) {
+	p.mu.Lock()
+	if keep && !p.closed {
+		p.idle = append(p.idle, t)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	_ = t.tx.Rollback()
+}
+
+// close ends the idle transactions; a transaction in use is ended when it
+// is given back.
+func (p *txPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, t := range idle {
+		_ = t.tx.Rollback()
+	}
 }
 
 // read runs a read of the transaction's pages, and turns bbolt's panic on
@@ -735,7 +831,7 @@ func (t *Tx) read(what func() string, fn func() error) (err error) {
 
 // Lookup returns, in recorded order, the ids indexed under a match key.
 func (t *Tx) Lookup(key string) (ids []uint64, err error) {
-	err = t.read(func() string { return "index" }, func() error { ids = seek(t.tx, bucketIndex, key); return nil })
+	err = t.read(func() string { return "index" }, func() error { ids = seekIn(t.bucket(&t.index, bucketIndex), key); return nil })
 	t.res.read(0)
 	return ids, err
 }
@@ -743,7 +839,7 @@ func (t *Tx) Lookup(key string) (ids []uint64, err error) {
 // Get returns the stored record of an interaction, the file's own bytes.
 func (t *Tx) Get(id uint64) (v []byte, err error) {
 	err = t.read(func() string { return fmt.Sprint("interaction ", id) }, func() error {
-		if v = t.tx.Bucket(bucketInteractions).Get(idKey(id)); v == nil {
+		if v = t.bucket(&t.interactions, bucketInteractions).Get(idKey(id)); v == nil {
 			return fmt.Errorf("cassette %s: interaction %d: %w", t.path, id, ErrNotFound)
 		}
 		return nil

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendCanonicalBytes appends the canonical form of the JSON document doc,
@@ -24,8 +25,11 @@ func (ig Ignore) AppendCanonicalBytes(b []byte, doc []byte) (out []byte, ok bool
 	st := stacks.Get().(*scanStacks)
 	defer st.free()
 	// The scanner lives on the stack, so that the many writes of its
-	// output and position are plain stores.
-	sc := scanner{s: string(doc), ig: ig, out: b, scanStacks: *st}
+	// output and position are plain stores. It reads doc as a string
+	// without copying it: nothing it keeps outlives this call (names are
+	// compared and written out, never stored), and doc is not changed
+	// while it runs.
+	sc := scanner{s: unsafe.String(unsafe.SliceData(doc), len(doc)), ig: ig, out: b, scanStacks: *st}
 	defer func() { *st = sc.scanStacks }()
 	sc.skipSpace()
 	if sc.i == len(sc.s) || (sc.s[sc.i] != '{' && sc.s[sc.i] != '[') {
