@@ -4,10 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
+	"github.com/llmproxy/llmproxy/internal/parallel"
 	"github.com/llmproxy/llmproxy/store"
 )
 
@@ -234,40 +233,20 @@ func storeContents(path string, ct *Contents, keys Keys) (store.Contents, error)
 	for n, i := range ct.Interactions {
 		i.ID = uint64(n + 1)
 	}
-	// Worker w takes every workers-th interaction and stops at its first
-	// failure; the failure reported is the first in order of them all.
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(recs)/256))
-	failed := make([]int, workers) // the index that failed, or -1
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		failed[w] = -1
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := w; n < len(recs); n += workers {
-				i := ct.Interactions[n]
-				key, shape, err := keys(i)
-				if err == nil {
-					recs[n].Value, err = encode(i)
-				}
-				if err != nil {
-					failed[w], errs[w] = n, err
-					return
-				}
-				recs[n].ID, recs[n].Key, recs[n].Shape = i.ID, key, shape
-			}
-		}()
-	}
-	wg.Wait()
-	first := -1
-	for w, n := range failed {
-		if n >= 0 && (first < 0 || n < failed[first]) {
-			first = w
+	n, err := parallel.Each(len(recs), func(n int) error {
+		i := ct.Interactions[n]
+		key, shape, err := keys(i)
+		if err != nil {
+			return err
 		}
-	}
-	if first >= 0 {
-		return store.Contents{}, fmt.Errorf("cassette %s: interaction %d: %w", path, failed[first]+1, errs[first])
+		if recs[n].Value, err = encode(i); err != nil {
+			return err
+		}
+		recs[n].ID, recs[n].Key, recs[n].Shape = i.ID, key, shape
+		return nil
+	})
+	if err != nil {
+		return store.Contents{}, fmt.Errorf("cassette %s: interaction %d: %w", path, n+1, err)
 	}
 	fx := make(map[string][]byte, len(ct.Fixtures))
 	for id, v := range ct.Fixtures {

@@ -2,8 +2,9 @@ package cassette
 
 import (
 	"encoding/json"
-	"runtime"
-	"sync"
+	"errors"
+
+	"github.com/llmproxy/llmproxy/internal/parallel"
 )
 
 // readExportFast reads an export in one pass, as decodeFast reads a stored
@@ -129,28 +130,16 @@ func (d *fastDecoder) skip() ([]byte, bool) {
 // is false if it does not accept one of them.
 func decodeAll(elems [][]byte) ([]*Interaction, bool) {
 	out := make([]*Interaction, len(elems))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(elems)/256))
-	failed := make([]bool, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := w; n < len(elems); n += workers {
-				i, ok := decodeFast(elems[n], false)
-				if !ok {
-					failed[w] = true
-					return
-				}
-				out[n] = i
-			}
-		}()
-	}
-	wg.Wait()
-	for _, f := range failed {
-		if f {
-			return nil, false
+	_, err := parallel.Each(len(elems), func(n int) error {
+		i, ok := decodeFast(elems[n], false)
+		if !ok {
+			return errNotFast
 		}
-	}
-	return out, true
+		out[n] = i
+		return nil
+	})
+	return out, err == nil
 }
+
+// errNotFast stops decodeAll at an interaction decodeFast does not take.
+var errNotFast = errors.New("not read by the fast decoder")

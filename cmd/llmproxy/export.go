@@ -7,10 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/parallel"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -149,18 +148,10 @@ func importStream(f *os.File, path string, red *cassette.Redactor, m *match.Matc
 
 // redactAll redacts every interaction, on every CPU at once.
 func redactAll(red *cassette.Redactor, all []*cassette.Interaction) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(all)/256))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := w; n < len(all); n += workers {
-				red.Redact(all[n])
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Each(len(all), func(n int) error {
+		red.Redact(all[n])
+		return nil
+	})
 }
 
 // defaultMatcher is the matcher cassettes are indexed with on disk: the one
