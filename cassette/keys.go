@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"slices"
+	"unsafe"
 )
 
 // keyPrefixes are the literal starts of the shapes. The scan looks for
@@ -16,6 +17,12 @@ var keyPrefixes = [...]struct {
 
 // minSKBody is the shortest run after "sk-" taken for a key.
 const minSKBody = 20
+
+// minKeyLen is the length of the shortest key-shaped string: "AKIA" or
+// "ASIA" and 16 more bytes (an "sk-" key has at least 23, a JWT 22, a
+// Google key 39). A shorter input holds none, which spares the scan of
+// most header values and paths.
+const minKeyLen = 20
 
 func isKeyByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
@@ -104,6 +111,9 @@ type keySpan struct{ start, end int }
 // findKeys returns the spans of the key-shaped strings in b, unordered and
 // not overlapping within one shape.
 func findKeys(b []byte) []keySpan {
+	if len(b) < minKeyLen {
+		return nil
+	}
 	var spans []keySpan
 	for _, kp := range keyPrefixes {
 		prefix, anchor := kp.prefix, []byte(kp.anchor)
@@ -176,9 +186,10 @@ func RedactKeys(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
-// RedactKeysString is RedactKeys for a string.
+// RedactKeysString is RedactKeys for a string. A string without a key is
+// scanned in place, not copied.
 func RedactKeysString(s string) string {
-	if len(findKeys([]byte(s))) == 0 {
+	if len(findKeys(unsafe.Slice(unsafe.StringData(s), len(s)))) == 0 { // findKeys only reads
 		return s
 	}
 	return string(RedactKeys([]byte(s)))

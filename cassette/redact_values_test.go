@@ -25,3 +25,29 @@ func TestRedactValues(t *testing.T) {
 		t.Errorf("values without a key: %q (cap %d), want %q with no spare capacity", same, cap(same), plain)
 	}
 }
+
+// The shortest string of each key shape is redacted, and is no shorter than
+// minKeyLen, below which findKeys does not look; one byte less of its body
+// is no key.
+func TestMinKeyLen(t *testing.T) {
+	for _, shortest := range []string{
+		"AKIA" + "IOSFODNN7EXAMPLE", "ASIA" + "Y34FZKBOKMUTVV7A",
+		"sk-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn",
+		"eyJhbGciOi" + "." + "eyJzdWIiOi" + ".",
+		"AIza" + "SyD3vT9mLp2RkZ8wYc4NfHb6JdS1aUe7G-Q",
+	} {
+		if got := RedactKeysString(shortest); got != Redacted {
+			t.Errorf("%q redacted to %q, want %q", shortest, got, Redacted)
+		}
+		if len(shortest) < minKeyLen {
+			t.Errorf("%q is a key of %d bytes, shorter than minKeyLen %d", shortest, len(shortest), minKeyLen)
+		}
+		short := shortest[:len(shortest)-2] + shortest[len(shortest)-1:]
+		if got := RedactKeysString(short); got != short {
+			t.Errorf("%q, one byte short of the shortest key, redacted to %q", short, got)
+		}
+	}
+	if minKeyLen != len("AKIA"+"IOSFODNN7EXAMPLE") {
+		t.Errorf("minKeyLen %d, want the length of the shortest key, %d", minKeyLen, len("AKIAIOSFODNN7EXAMPLE"))
+	}
+}
