@@ -30,6 +30,9 @@ type exchange struct {
 	// closest and diffs are what a miss was compared with, for the log.
 	closest uint64
 	diffs   []match.Difference
+	// played is set once a recording answered the request; nothing then
+	// keeps its body.
+	played bool
 }
 
 // logArgs are the attributes of the exchange's log lines, then more.
@@ -61,7 +64,8 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	defer releaseTape()
 	body, held, err := s.readBody(w, r)
-	defer held.release()
+	var x *exchange
+	defer func() { s.dropBody(held, body, x) }()
 	if err != nil {
 		s.failBody(w, r, kind, rt, err)
 		return
@@ -70,7 +74,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.serveMock(w, r, start, rt, kind, body)
 		return
 	}
-	x := &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
+	x = &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
 	// Matching, the log and the journal see the request as it is stored:
 	// with its secrets redacted. So a recording's match key is the key of
 	// the live request, whatever key-shaped strings either carried, and no
@@ -94,6 +98,18 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.replay(w, x, false)
 	case ModeAuto:
 		s.replay(w, x, true)
+	}
+}
+
+// dropBody gives a request body's bytes back to the budget of bodies in
+// flight once its request is answered, and its buffer to the next request
+// when the request was answered from a recording: that keeps nothing of the
+// body (a recording, a miss or a mock answer may: the log summarises a
+// body by reference).
+func (s *Server) dropBody(held *budgetReader, body []byte, x *exchange) {
+	held.release()
+	if x != nil && x.played {
+		s.readers.put(held, body)
 	}
 }
 
@@ -122,20 +138,27 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 }
 
 // readBody reads the request body within Config.MaxBody bytes,
-// Config.ReadTimeout and the budget of bodies in flight, then lifts the
-// read deadline so that the response, however long, is not cut.
-// held.release gives the body's bytes back to the budget; call it once the
-// body is dropped, whatever the error.
+// Config.ReadTimeout and the budget of bodies in flight, with the read
+// deadline lifted afterwards so that the response, however long, is not
+// cut. held.release gives the body's bytes back to the budget; call it once
+// the body is dropped, whatever the error, and then, if nothing keeps the
+// body, give held and the body to s.readers for the next request's.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held *budgetReader, err error) {
+	held = s.readers.get(r.Body, &s.bodies)
+	if r.Body == nil || r.Body == http.NoBody {
+		return []byte{}, held, nil // nothing to wait for, so no deadline
+	}
 	rc := http.NewResponseController(w)
 	// A writer without deadlines (a test's recorder) reads unbounded.
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
-	br := &budgetReader{r: r.Body, b: &s.bodies}
-	body, err = readAll(http.MaxBytesReader(w, br, s.cfg.MaxBody), r.ContentLength)
-	if err == nil {
+	body, err = readAll(http.MaxBytesReader(w, held, s.cfg.MaxBody), r.ContentLength, held.spare)
+	if err == nil && r.ProtoMajor != 1 {
+		// HTTP/1 lifts the deadline itself when the body reaches its end
+		// (net/http then watches the connection with no deadline), which
+		// TestReadTimeoutSparesLongReplies holds it to.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	return body, br, err
+	return body, held, err
 }
 
 // maxBodyHint bounds the buffer readAll sets aside for a declared
@@ -145,12 +168,16 @@ const maxBodyHint = 16 << 10
 
 // readAll reads r to its end, like io.ReadAll, into one buffer of the
 // declared length when that is known and small: a body read in one
-// allocation rather than a doubling series of them.
-func readAll(r io.Reader, declared int64) ([]byte, error) {
+// allocation rather than a doubling series of them, or in none when spare
+// has room for it.
+func readAll(r io.Reader, declared int64, spare []byte) ([]byte, error) {
 	if declared <= 0 || declared > maxBodyHint {
 		return io.ReadAll(r)
 	}
-	b := make([]byte, 0, declared+1) // +1: room for the read that meets the end
+	b := spare[:0]
+	if int64(cap(b)) <= declared {
+		b = make([]byte, 0, declared+1) // +1: room for the read that meets the end
+	}
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]

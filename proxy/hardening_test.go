@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openai/openai-go/v3/option"
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -101,6 +103,52 @@ func TestSlowRequestBodyIsClosed(t *testing.T) {
 	if ok.status != 200 || ok.readErr != nil || !strings.HasSuffix(string(ok.body), "data: [DONE]\n\n") {
 		t.Errorf("a stream longer than the read timeout: %d %v %q", ok.status, ok.readErr, ok.body)
 	}
+}
+
+// A replayed answer that takes longer than --read-timeout after the body
+// was read (here held back by --latency) is not cut, on a request with a
+// body and on one without, and the connection serves the next request: the
+// read deadline of the body is lifted once the body is read.
+func TestReadTimeoutSparesLongReplies(t *testing.T) {
+	up := fake.New(t, numberedAnswers(3, 0))
+	path := cassettePath(t)
+	rec := startProxy(t, proxy.ModeRecord, path, up.URL())
+	for n, prompt := range []string{"first", "second"} {
+		if got, err := askChat(context.Background(), rec.URL(), prompt, n == 1); err != nil || got != fmt.Sprintf("answer %d", n+1) {
+			t.Fatalf("recording %q: %q, %v", prompt, got, err)
+		}
+	}
+	models := getOK(t, http.DefaultClient, rec.URL()+"/v1/models")
+	rec.stop()
+
+	rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) {
+		c.ReadTimeout, c.Latency = 100*time.Millisecond, 400*time.Millisecond
+	})
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}} // one connection, kept alive
+	for n, prompt := range []string{"first", "second"} {
+		got, err := askChat(context.Background(), rep.URL(), prompt, n == 1, option.WithHTTPClient(client))
+		if want := fmt.Sprintf("answer %d", n+1); err != nil || got != want {
+			t.Errorf("replaying %q with a latency over the read timeout: %q, %v; want %q", prompt, got, err, want)
+		}
+	}
+	if got := getOK(t, client, rep.URL()+"/v1/models"); got != models {
+		t.Errorf("replaying a request without a body: %q, want %q", got, models)
+	}
+}
+
+// getOK is the body of a GET that must answer 200.
+func getOK(t *testing.T, c *http.Client, url string) string {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %q, %v", url, resp.StatusCode, b, err)
+	}
+	return string(b)
 }
 
 // A response past --max-response, counted decoded, is cut for the client

@@ -42,6 +42,9 @@ type budgetReader struct {
 	r    io.ReadCloser
 	b    *bodyBudget
 	held int64
+	// spare is the buffer of an earlier body that nothing kept, for this
+	// body's bytes (see bodyReaders).
+	spare []byte
 }
 
 func (r *budgetReader) Close() error { return r.r.Close() }
@@ -59,3 +62,31 @@ func (r *budgetReader) Read(p []byte) (int, error) {
 
 // release gives back what the reader reserved.
 func (r *budgetReader) release() { r.b.give(r.held); r.held = 0 }
+
+// bodyReaders keeps the budgetReaders, with their buffers, of request
+// bodies that nothing kept once their request was answered, for the bodies
+// of the next requests: a replayed request then reads its body into memory
+// it does not allocate.
+type bodyReaders struct{ pool sync.Pool }
+
+// get returns a reader of body, charging budget, whose spare buffer is one
+// an earlier body left, if any.
+func (p *bodyReaders) get(body io.ReadCloser, budget *bodyBudget) *budgetReader {
+	br, _ := p.pool.Get().(*budgetReader)
+	if br == nil {
+		br = &budgetReader{}
+	}
+	br.r, br.b = body, budget
+	return br
+}
+
+// put takes back br, released, with body, the bytes read through it, as
+// its spare buffer: the caller promises that nothing holds body any more.
+// A buffer larger than maxBodyHint is let go.
+func (p *bodyReaders) put(br *budgetReader, body []byte) {
+	br.r, br.b, br.spare = nil, nil, nil
+	if cap(body) <= maxBodyHint+1 {
+		br.spare = body[:0]
+	}
+	p.pool.Put(br)
+}

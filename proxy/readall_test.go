@@ -23,7 +23,7 @@ func TestReadAll(t *testing.T) {
 			},
 		} {
 			want, werr := io.ReadAll(r())
-			got, err := readAll(r(), declared)
+			got, err := readAll(r(), declared, nil)
 			if !bytes.Equal(got, want) || !errors.Is(err, werr) && err != werr {
 				t.Errorf("%s, declared %d: %d bytes, %v; want %d bytes, %v", name, declared, len(got), err, len(want), werr)
 			}

@@ -117,6 +117,7 @@ func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64
 // play serves an acquired recording and releases it, consumed if the whole
 // response reached the client; a repeat serve changes no state.
 func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.Reply) {
+	x.played = true
 	var settled bracketRef
 	delivered := s.serve(w, x, rep, func() { settled = s.journal.begin(x.tape, true) })
 	if settled.j != nil {
