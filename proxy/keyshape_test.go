@@ -118,6 +118,24 @@ func shapeCases() []shapeCase {
 			sent: func(r fake.Recorded, key string) bool { return r.Header.Get("X-Custom-Auth") == "Bearer "+key },
 		},
 		{
+			// The shortest key shape, 20 bytes, as a whole header value and
+			// a whole query value: scanning skips only shorter strings.
+			name: "shortest keys alone",
+			req: func(key string, other bool) (string, string, string, http.Header, string) {
+				var n int
+				fmt.Sscanf(key, "sk-proj-Qz7Canary%02d", &n)
+				q := "id=" + shapedKey("aws", n) + "&limit=5"
+				if other {
+					q = strings.Replace(q, "limit=5", "limit=6", 1)
+				}
+				return http.MethodGet, "/v1/models", q, http.Header{"X-Aws-Key": {shapedKey("aws", n+50)}}, ""
+			},
+			status: 200, header: jsonHeader, response: `{"object":"list","data":[]}`,
+			sent: func(r fake.Recorded, key string) bool {
+				return len(r.Header.Get("X-Aws-Key")) == 20 && strings.Contains(r.RawQuery, "AKIAQZ7CANARY")
+			},
+		},
+		{
 			name:   "response body",
 			req:    chatRequest("Create a key %.0s for me."),
 			status: 200, header: jsonHeader,
