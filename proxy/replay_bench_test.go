@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -26,6 +28,7 @@ func BenchmarkReplay(b *testing.B) {
 	for _, path := range []string{"/v1/chat/completions", "/openai/v1/chat/completions"} {
 		b.Run(path, func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportGC(b)()
 			for b.Loop() {
 				r := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(reqBody))
 				r.Header.Set("Content-Type", "application/json")
@@ -36,6 +39,22 @@ func BenchmarkReplay(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// reportGC reports, when the function it returns is called, the CPU time
+// the garbage collector spent per operation since reportGC was called
+// (gc-ns/op): what a request's garbage and the server's live heap cost,
+// steadier on a loaded machine than the time per operation.
+func reportGC(b *testing.B) func() {
+	sample := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	runtime.GC()
+	metrics.Read(sample)
+	before := sample[0].Value.Float64()
+	return func() {
+		runtime.GC() // the metric is brought up to date at the end of a cycle
+		metrics.Read(sample)
+		b.ReportMetric((sample[0].Value.Float64()-before)*1e9/float64(b.N), "gc-ns/op")
 	}
 }
 
@@ -51,6 +70,7 @@ func BenchmarkReplaySSE(b *testing.B) {
 	want := resp.Bytes()
 	h := replayServer(b, reqBody, resp)
 	b.ReportAllocs()
+	defer reportGC(b)()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(reqBody))
 		r.Header.Set("Content-Type", "application/json")
