@@ -80,6 +80,11 @@ type journal struct {
 	mu      sync.Mutex
 	limit   int
 	entries []record // the oldest entry is at next once len(entries) == limit
+	// The strings and tapes of the records, and the entries kept whole,
+	// by seq.
+	strs    table[string]
+	tapes   table[*tape]
+	wholes  map[uint64]*LogEntry
 	next    int
 	dropped int
 	seq     uint64        // the Seq of the last entry added
@@ -213,51 +218,74 @@ func (j *journal) waitClosed(ctx context.Context, n uint64) error {
 }
 
 // record is a log entry as the journal holds it. An entry of a request
-// served or recorded is its ids, times, status and flags, and strings the
-// request already held: a fixed-size record, with nothing built for it. Any
-// other entry (a miss, a failure, a mock answer), and an entry whose
-// summary was built when the log was read, is kept whole beside it.
+// served or recorded is its ids, times, status and flags, with its strings
+// and its tape as numbers in the journal's tables: a fixed-size record
+// without a pointer, so that the garbage collector, which marks the live
+// heap at every cycle, never looks inside the ring, however full. Any other
+// entry (a miss, a failure, a mock answer), and an entry whose summary was
+// built when the log was read, is kept whole beside the ring, in
+// journal.wholes.
 type record struct {
-	seq                                          uint64
-	time                                         time.Time
-	millis                                       float64
-	tape                                         *tape
-	interaction                                  uint64
-	status                                       int
-	repeat, incomplete                           bool
-	cassette, name, method, upstream, path, kind string
-	whole                                        *LogEntry
+	seq, interaction uint64
+	sec              int64 // Time, in UTC: seconds and nanoseconds since 1970
+	nsec             int32
+	status           int
+	millis           float64
+	tape             uint32 // in journal.tapes
+	// in journal.strs
+	cassette, name, method, upstream, path, kind uint32
+	repeat, incomplete, whole                    bool
 }
 
-// recordOf is the record of e; only an entry kept whole is copied to the
-// heap.
-func recordOf(e *LogEntry) record {
-	r := record{seq: e.Seq, time: e.Time, millis: e.Millis, tape: e.tape, interaction: e.Interaction, status: e.Status,
-		repeat: e.Repeat, incomplete: e.Incomplete, cassette: e.Cassette, name: e.name, method: e.Method,
-		upstream: e.Upstream, path: e.Path, kind: e.Kind}
+// recordOf is the record of e, its strings and tape entered in j's tables;
+// an entry that a record cannot hold is put in j.wholes.
+func (j *journal) recordOf(e *LogEntry) record {
 	if !e.fixed() {
+		if j.wholes == nil {
+			j.wholes = map[uint64]*LogEntry{}
+		}
 		whole := *e
-		r.whole = &whole
+		j.wholes[e.Seq] = &whole
+		return record{seq: e.Seq, whole: true}
 	}
-	return r
+	return record{seq: e.Seq, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()), millis: e.Millis,
+		tape: j.tapes.enter(e.tape), interaction: e.Interaction, status: e.Status, repeat: e.Repeat, incomplete: e.Incomplete,
+		cassette: j.strs.enter(e.Cassette), name: j.strs.enter(e.name), method: j.strs.enter(e.Method),
+		upstream: j.strs.enter(e.Upstream), path: j.strs.enter(e.Path), kind: j.strs.enter(e.Kind)}
+}
+
+// drop lets go of what r holds in j's tables, once the ring no longer
+// holds r.
+func (j *journal) drop(r *record) {
+	if r.whole {
+		delete(j.wholes, r.seq)
+		return
+	}
+	j.tapes.leave(r.tape)
+	for _, n := range [...]uint32{r.cassette, r.name, r.method, r.upstream, r.path, r.kind} {
+		j.strs.leave(n)
+	}
 }
 
 // fixed reports whether a record holds all of e: every field it does not
 // hold is zero (a test fails when LogEntry gains a field this does not
-// know).
+// know), and its time is in UTC without a monotonic reading, as the time of
+// an exchange's entry is.
 func (e *LogEntry) fixed() bool {
 	return e.Model == "" && !e.Stream && e.Turns == 0 && e.Miss == "" && e.Closest == 0 && e.Differences == nil &&
-		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized
+		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized &&
+		e.Time == e.Time.UTC()
 }
 
-// entry is the log entry r holds.
-func (r *record) entry() LogEntry {
-	if r.whole != nil {
-		return *r.whole
+// entryOf is the log entry r holds.
+func (j *journal) entryOf(r *record) LogEntry {
+	if r.whole {
+		return *j.wholes[r.seq]
 	}
-	return LogEntry{Seq: r.seq, Time: r.time, Millis: r.millis, tape: r.tape, Interaction: r.interaction, Status: r.status,
-		Repeat: r.repeat, Incomplete: r.incomplete, Cassette: r.cassette, name: r.name, Method: r.method,
-		Upstream: r.upstream, Path: r.path, Kind: r.kind}
+	return LogEntry{Seq: r.seq, Time: time.Unix(r.sec, int64(r.nsec)).UTC(), Millis: r.millis, tape: j.tapes.value(r.tape),
+		Interaction: r.interaction, Status: r.status, Repeat: r.repeat, Incomplete: r.incomplete,
+		Cassette: j.strs.value(r.cassette), name: j.strs.value(r.name), Method: j.strs.value(r.method),
+		Upstream: j.strs.value(r.upstream), Path: j.strs.value(r.path), Kind: j.strs.value(r.kind)}
 }
 
 func (j *journal) add(e LogEntry) {
@@ -269,14 +297,73 @@ func (j *journal) add(e LogEntry) {
 		close(j.changed)
 		j.changed = nil
 	}
-	r := recordOf(&e)
+	r := j.recordOf(&e)
 	if len(j.entries) < j.limit {
 		j.entries = append(j.entries, r)
 		return
 	}
+	j.drop(&j.entries[j.next])
 	j.entries[j.next] = r
 	j.next = (j.next + 1) % len(j.entries)
 	j.dropped++
+}
+
+// A table numbers the distinct values the journal's records hold, from 1
+// (0 is the zero value), and counts the records holding each, so that it
+// holds no more than the ring does: a value no record holds any more is let
+// go and its number used again.
+type table[T comparable] struct {
+	ids    map[T]uint32
+	values []T   // by number - 1
+	refs   []int // by number - 1
+	free   []uint32
+}
+
+// enter counts one more record holding v and returns v's number.
+func (t *table[T]) enter(v T) uint32 {
+	var zero T
+	if v == zero {
+		return 0
+	}
+	if n, ok := t.ids[v]; ok {
+		t.refs[n-1]++
+		return n
+	}
+	if t.ids == nil {
+		t.ids = map[T]uint32{}
+	}
+	var n uint32
+	if k := len(t.free); k > 0 {
+		n, t.free = t.free[k-1], t.free[:k-1]
+		t.values[n-1], t.refs[n-1] = v, 1
+	} else {
+		t.values, t.refs = append(t.values, v), append(t.refs, 1)
+		n = uint32(len(t.values))
+	}
+	t.ids[v] = n
+	return n
+}
+
+// leave counts one record fewer holding the value numbered n.
+func (t *table[T]) leave(n uint32) {
+	if n == 0 {
+		return
+	}
+	if t.refs[n-1]--; t.refs[n-1] == 0 {
+		var zero T
+		delete(t.ids, t.values[n-1])
+		t.values[n-1] = zero
+		t.free = append(t.free, n)
+	}
+}
+
+// value is the value numbered n.
+func (t *table[T]) value(n uint32) T {
+	if n == 0 {
+		var zero T
+		return zero
+	}
+	return t.values[n-1]
 }
 
 // snapshot returns the entries, oldest first, and how many were dropped.
@@ -285,7 +372,7 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 	defer j.mu.Unlock()
 	out := make([]LogEntry, 0, len(j.entries))
 	for k := range j.entries {
-		out = append(out, j.entries[(j.next+k)%len(j.entries)].entry())
+		out = append(out, j.entryOf(&j.entries[(j.next+k)%len(j.entries)]))
 	}
 	return out, j.dropped
 }
@@ -305,7 +392,8 @@ func (j *journal) keep(e LogEntry) {
 	}
 	at := (j.next + int(e.Seq-oldest)) % n
 	if j.entries[at].seq == e.Seq {
-		j.entries[at] = recordOf(&e)
+		j.drop(&j.entries[at])
+		j.entries[at] = j.recordOf(&e)
 	}
 }
 

@@ -189,3 +189,70 @@ func TestJournalRecordKeepsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// The ring's records hold their strings and tapes as numbers in tables
+// that keep only what the ring holds: after a thousand entries with paths
+// and tapes of their own, and misses kept whole, through a ring of three,
+// the tables hold the three newest entries' values, and every entry comes
+// back as it went in.
+func TestJournalTablesHoldOnlyTheRing(t *testing.T) {
+	j := journal{limit: 3}
+	at := time.Unix(1700000000, 0).UTC()
+	entry := func(k int) LogEntry {
+		e := LogEntry{Time: at.Add(time.Duration(k) * time.Millisecond), Cassette: "c", Method: "POST", Upstream: "openai",
+			Path: fmt.Sprintf("/v1/files/%d", k), Kind: "openai-chat", Interaction: uint64(k), Status: 200, tape: &tape{name: "c"}}
+		if k%4 == 0 {
+			e.Interaction, e.Miss, e.tape = 0, fmt.Sprintf("miss %d", k), nil
+		}
+		return e
+	}
+	const n = 1000
+	for k := 1; k <= n; k++ {
+		j.add(entry(k))
+	}
+	got, dropped := j.snapshot()
+	if dropped != n-3 || len(got) != 3 {
+		t.Fatalf("%d entries, %d dropped; want 3, %d", len(got), dropped, n-3)
+	}
+	for i, e := range got {
+		want := entry(n - 2 + i)
+		want.Seq = uint64(n - 2 + i)
+		want.tape = e.tape // a fresh tape per call: compared by name below
+		if !reflect.DeepEqual(e, want) || (want.Interaction != 0 && (e.tape == nil || e.tape.name != "c")) {
+			t.Errorf("entry %d: %+v, want %+v", i, e, want)
+		}
+	}
+	whole := 0
+	for k := n - 2; k <= n; k++ {
+		if k%4 == 0 {
+			whole++
+		}
+	}
+	if len(j.wholes) != whole {
+		t.Errorf("%d entries kept whole, want %d", len(j.wholes), whole)
+	}
+	// Fixed records: three paths and three tapes at most, and "c", "POST",
+	// "openai", "openai-chat".
+	if live := len(j.strs.ids); live > 3+4 {
+		t.Errorf("the string table holds %d values, want at most 7: %v", live, j.strs.ids)
+	}
+	if live := len(j.tapes.ids); live > 3 {
+		t.Errorf("the tape table holds %d tapes, want at most 3", live)
+	}
+	if len(j.strs.values) > 3+4+1 || len(j.tapes.values) > 3+1 {
+		t.Errorf("the tables grew to %d strings and %d tapes: numbers are not used again", len(j.strs.values), len(j.tapes.values))
+	}
+}
+
+// A record holds no pointer, so that the garbage collector never scans the
+// ring: a field that adds one fails here.
+func TestJournalRecordHoldsNoPointer(t *testing.T) {
+	typ := reflect.TypeOf(record{})
+	for k := range typ.NumField() {
+		switch f := typ.Field(k); f.Type.Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint32, reflect.Uint64, reflect.Float64:
+		default:
+			t.Errorf("record.%s is a %s: a record must hold no pointer", f.Name, f.Type)
+		}
+	}
+}

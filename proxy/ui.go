@@ -77,7 +77,7 @@ func (j *journal) since(after uint64, limit int) ([]LogEntry, []uint64) {
 	var seqs []uint64
 	for seq := start; seq <= total; seq++ {
 		k := (j.next + int(seq-oldest)) % len(j.entries)
-		out, seqs = append(out, j.entries[k].entry()), append(seqs, seq)
+		out, seqs = append(out, j.entryOf(&j.entries[k])), append(seqs, seq)
 	}
 	return out, seqs
 }
