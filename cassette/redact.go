@@ -80,8 +80,16 @@ func (r *Redactor) BodyPaths() []string { return append([]string(nil), r.bodyPat
 
 // Headers returns a copy of request headers with connection headers removed
 // and secret values replaced.
-func (r *Redactor) Headers(h http.Header) http.Header {
-	out := http.Header{}
+func (r *Redactor) Headers(h http.Header) http.Header { return r.HeadersInto(http.Header{}, h) }
+
+// HeadersInto is Headers into out, which it empties first (or makes, when
+// nil) and returns: a caller done with an earlier result may hand its map
+// back.
+func (r *Redactor) HeadersInto(out, h http.Header) http.Header {
+	if out == nil {
+		out = http.Header{}
+	}
+	clear(out)
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
 		if hop.IsHeader(k) || contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") {

@@ -63,9 +63,9 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	defer releaseTape()
-	body, held, err := s.readBody(w, r)
-	var x *exchange
-	defer func() { s.dropBody(held, body, x) }()
+	sc := s.scratches.get()
+	body, err := s.readBody(w, r, &sc.body)
+	defer func() { s.dropScratch(sc, body) }()
 	if err != nil {
 		s.failBody(w, r, kind, rt, err)
 		return
@@ -74,14 +74,16 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.serveMock(w, r, start, rt, kind, body)
 		return
 	}
-	x = &exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
+	x := &sc.x
+	*x = exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
 	// Matching, the log and the journal see the request as it is stored:
 	// with its secrets redacted. So a recording's match key is the key of
 	// the live request, whatever key-shaped strings either carried, and no
 	// secret reaches a log line or a miss message.
+	sc.header = s.redactor.HeadersInto(sc.header, r.Header)
 	x.request = match.Request{
 		Method: r.Method, Upstream: rt.name, Path: s.redactor.Path(rt.path), Query: s.redactor.Query(r.URL.RawQuery),
-		Header: s.redactor.Headers(r.Header), Body: s.redactor.Body(body), Kind: string(kind),
+		Header: sc.header, Body: s.redactor.Body(body), Kind: string(kind),
 	}
 	x.mreq = &x.request
 	x.key, err = s.matcher.Key(x.mreq)
@@ -101,15 +103,13 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// dropBody gives a request body's bytes back to the budget of bodies in
-// flight once its request is answered, and its buffer to the next request
-// when the request was answered from a recording: that keeps nothing of the
-// body (a recording, a miss or a mock answer may: the log summarises a
-// body by reference).
-func (s *Server) dropBody(held *budgetReader, body []byte, x *exchange) {
-	held.release()
-	if x != nil && x.played {
-		s.readers.put(held, body)
+// dropScratch gives a request body's bytes back to the budget of bodies in
+// flight once its request is answered, and the request's scratch to the
+// next request when a recording answered it (see scratch).
+func (s *Server) dropScratch(sc *scratch, body []byte) {
+	sc.body.release()
+	if sc.x.played {
+		s.scratches.put(sc, body)
 	}
 }
 
@@ -137,28 +137,28 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 	}
 }
 
-// readBody reads the request body within Config.MaxBody bytes,
-// Config.ReadTimeout and the budget of bodies in flight, with the read
-// deadline lifted afterwards so that the response, however long, is not
-// cut. held.release gives the body's bytes back to the budget; call it once
-// the body is dropped, whatever the error, and then, if nothing keeps the
-// body, give held and the body to s.readers for the next request's.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (body []byte, held *budgetReader, err error) {
-	held = s.readers.get(r.Body, &s.bodies)
+// readBody reads the request body through br within Config.MaxBody bytes,
+// Config.ReadTimeout and the budget of bodies in flight, into br's spare
+// buffer if it has room, with the read deadline lifted afterwards so that
+// the response, however long, is not cut. br.release gives the body's
+// bytes back to the budget; call it once the body is dropped, whatever the
+// error.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, br *budgetReader) (body []byte, err error) {
+	br.r, br.b = r.Body, &s.bodies
 	if r.Body == nil || r.Body == http.NoBody {
-		return []byte{}, held, nil // nothing to wait for, so no deadline
+		return []byte{}, nil // nothing to wait for, so no deadline
 	}
 	rc := http.NewResponseController(w)
 	// A writer without deadlines (a test's recorder) reads unbounded.
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
-	body, err = readAll(http.MaxBytesReader(w, held, s.cfg.MaxBody), r.ContentLength, held.spare)
+	body, err = readAll(http.MaxBytesReader(w, br, s.cfg.MaxBody), r.ContentLength, br.spare)
 	if err == nil && r.ProtoMajor != 1 {
 		// HTTP/1 lifts the deadline itself when the body reaches its end
 		// (net/http then watches the connection with no deadline), which
 		// TestReadTimeoutSparesLongReplies holds it to.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	return body, held, err
+	return body, err
 }
 
 // maxBodyHint bounds the buffer readAll sets aside for a declared

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"io"
+	"net/http"
 	"sync"
 )
 
@@ -63,30 +64,38 @@ func (r *budgetReader) Read(p []byte) (int, error) {
 // release gives back what the reader reserved.
 func (r *budgetReader) release() { r.b.give(r.held); r.held = 0 }
 
-// bodyReaders keeps the budgetReaders, with their buffers, of request
-// bodies that nothing kept once their request was answered, for the bodies
-// of the next requests: a replayed request then reads its body into memory
-// it does not allocate.
-type bodyReaders struct{ pool sync.Pool }
-
-// get returns a reader of body, charging budget, whose spare buffer is one
-// an earlier body left, if any.
-func (p *bodyReaders) get(body io.ReadCloser, budget *bodyBudget) *budgetReader {
-	br, _ := p.pool.Get().(*budgetReader)
-	if br == nil {
-		br = &budgetReader{}
-	}
-	br.r, br.b = body, budget
-	return br
+// A scratch is the memory of a proxied request that a recording answered:
+// its exchange, its body's reader and buffer, and the map of its redacted
+// headers. Nothing holds any of it once the answer is written, so it serves
+// the next request, which then allocates none of it. (A recording, a miss
+// or a mock answer may keep parts of its request: their scratch is let go.)
+type scratch struct {
+	x      exchange
+	body   budgetReader // its spare is the buffer of the last body
+	header http.Header  // empty
 }
 
-// put takes back br, released, with body, the bytes read through it, as
-// its spare buffer: the caller promises that nothing holds body any more.
-// A buffer larger than maxBodyHint is let go.
-func (p *bodyReaders) put(br *budgetReader, body []byte) {
-	br.r, br.b, br.spare = nil, nil, nil
-	if cap(body) <= maxBodyHint+1 {
-		br.spare = body[:0]
+// scratches keeps the scratches of answered requests for the next ones.
+type scratches struct{ pool sync.Pool }
+
+// get returns a scratch, one an earlier request left if any.
+func (p *scratches) get() *scratch {
+	if sc, ok := p.pool.Get().(*scratch); ok {
+		return sc
 	}
-	p.pool.Put(br)
+	return &scratch{}
+}
+
+// put takes back sc, its body released, with body, the bytes read through
+// sc.body, as its spare buffer: the caller promises that nothing holds sc,
+// body or the header map any more. A buffer larger than maxBodyHint is let
+// go.
+func (p *scratches) put(sc *scratch, body []byte) {
+	sc.x = exchange{}
+	sc.body = budgetReader{}
+	if cap(body) <= maxBodyHint+1 {
+		sc.body.spare = body[:0]
+	}
+	clear(sc.header)
+	p.pool.Put(sc)
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -507,5 +508,35 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s (run go test -update to accept it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+// Requests a recording answered leave their memory (exchange, body buffer,
+// header map) to the next ones: concurrent replays of different requests,
+// with bodies of different lengths, each still get their own answer.
+func TestReplayReusesMemorySafely(t *testing.T) {
+	up := fake.New(t, numberedAnswers(2, 0))
+	prompts := []string{"a short one", "a longer prompt, " + strings.Repeat("with more words ", 40), "third"}
+	path := recordNumbered(t, up, false, prompts...)
+	rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.OnExhausted = proxy.ExhaustedRepeatLast })
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*30)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range 30 {
+				n := (g + k) % len(prompts)
+				got, err := askChat(context.Background(), rep.URL(), prompts[n], false)
+				if want := fmt.Sprintf("answer %d", n+1); err != nil || got != want {
+					errs <- fmt.Errorf("%q: got %q, %v; want %q", prompts[n][:5], got, err, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

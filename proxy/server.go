@@ -133,7 +133,7 @@ type Server struct {
 	// unprefixed path and its /openai/ spelling are one route.
 	openaiDefault bool
 	bodies        bodyBudget
-	readers       bodyReaders // of bodies nothing kept, for reuse
+	scratches     scratches
 }
 
 // New checks cfg and builds a Server.
