@@ -1,6 +1,8 @@
 package jsonvalue
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +31,7 @@ func (ig Ignore) AppendCanonicalBytes(b []byte, doc []byte) (out []byte, ok bool
 	// without copying it: nothing it keeps outlives this call (names are
 	// compared and written out, never stored), and doc is not changed
 	// while it runs.
-	sc := scanner{s: unsafe.String(unsafe.SliceData(doc), len(doc)), ig: ig, out: b, scanStacks: *st}
+	sc := scanner{s: unsafe.String(unsafe.SliceData(doc), len(doc)), b: doc, ig: ig, out: b, scanStacks: *st}
 	defer func() { *st = sc.scanStacks }()
 	sc.skipSpace()
 	if sc.i == len(sc.s) || (sc.s[sc.i] != '{' && sc.s[sc.i] != '[') {
@@ -68,6 +70,8 @@ type scanStacks struct {
 	moved []byte
 	// unescaped holds a string with escapes, unescaped.
 	unescaped []byte
+	// index holds an array index spelled in decimal.
+	index []byte
 }
 
 // free empties the stacks and puts them back in the pool.
@@ -84,10 +88,12 @@ func (st *scanStacks) free() {
 	stacks.Put(st)
 }
 
-// scanner is the state of one AppendCanonicalBytes: the document, the
-// position in it, the output, and the stacks.
+// scanner is the state of one AppendCanonicalBytes: the document (as a
+// string and as the bytes it shares), the position in it, the output, and
+// the stacks.
 type scanner struct {
 	s     string
+	b     []byte
 	i     int
 	depth int // arrays and objects open at i
 	ig    Ignore
@@ -95,24 +101,58 @@ type scanner struct {
 	scanStacks
 }
 
-// span is an object member written to the output: where its name lies in
-// the document (or, when escaped >= 0, which of names it is unescaped),
-// whether the name is plain (see stringEnd), and where its `"name":value`
-// lies in the output. It holds no pointer, so sorting spans moves integers
-// only.
+// span is an object member written to the output: the first eight bytes
+// of its name (see nameKey), where its name lies in the document (or,
+// when escaped >= 0, which of names it is unescaped), and where its
+// `"name":value` lies in the output. It holds no pointer, so sorting spans
+// moves integers only.
 type span struct {
+	key                uint64
 	nameStart, nameEnd int
 	escaped            int
-	plain              bool
 	start, end         int
 }
 
 // name is the unescaped name of a member.
-func (sc *scanner) name(m span) string {
+func (sc *scanner) name(m *span) string {
 	if m.escaped >= 0 {
 		return sc.names[m.escaped]
 	}
 	return sc.s[m.nameStart:m.nameEnd]
+}
+
+// less reports whether member x's name sorts before member y's. The keys
+// decide unless they are equal, which they are for most pairs of names
+// only when the names share their first eight bytes.
+func (sc *scanner) less(x, y *span) bool {
+	if x.key != y.key {
+		return x.key < y.key
+	}
+	return sc.name(x) < sc.name(y)
+}
+
+// nameKey is the first eight bytes of name, big-endian, zeros after a
+// shorter name: of two names whose keys differ, the one with the smaller
+// key sorts first.
+func nameKey(name string) uint64 {
+	var k uint64
+	for i := range min(len(name), 8) {
+		k |= uint64(name[i]) << (56 - 8*i)
+	}
+	return k
+}
+
+// docNameKey is nameKey of the name at b[start:end], read with one load
+// when the document holds eight bytes from start.
+func docNameKey(b []byte, start, end int) uint64 {
+	if start+8 > len(b) {
+		return nameKey(unsafe.String(unsafe.SliceData(b[start:]), end-start))
+	}
+	k := binary.BigEndian.Uint64(b[start:])
+	if n := end - start; n < 8 {
+		k &^= ^uint64(0) >> (8 * n)
+	}
+	return k
 }
 
 func (sc *scanner) skipSpace() {
@@ -133,6 +173,8 @@ func (sc *scanner) value(live []int, level int, emit bool) bool {
 		return false
 	}
 	switch c := sc.s[sc.i]; {
+	case c == '"':
+		return sc.str(emit)
 	case c == '{' || c == '[':
 		sc.i++
 		if sc.depth++; sc.depth > MaxDepth {
@@ -146,8 +188,6 @@ func (sc *scanner) value(live []int, level int, emit bool) bool {
 		}
 		sc.depth--
 		return ok
-	case c == '"':
-		return sc.str(emit)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return sc.number(emit)
 	case c == 't':
@@ -174,9 +214,13 @@ func (sc *scanner) literal(word string, emit bool) bool {
 // next reads the separator after a member or element: true with more set
 // after a comma, true with more unset after the closing byte.
 func (sc *scanner) next(closing byte) (more, ok bool) {
-	sc.skipSpace()
-	if sc.i == len(sc.s) {
-		return false, false
+	if sc.i < len(sc.s) && sc.s[sc.i] > ' ' {
+		// No whitespace before the separator, the common case.
+	} else {
+		sc.skipSpace()
+		if sc.i == len(sc.s) {
+			return false, false
+		}
 	}
 	switch sc.s[sc.i] {
 	case ',':
@@ -190,7 +234,9 @@ func (sc *scanner) next(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// object reads an object's members, sc.i just past its '{'.
+// object reads an object's members, sc.i just past its '{'. It writes the
+// members in document order, noting whether that is the order of their
+// names, and sorts them at the end only if it is not.
 func (sc *scanner) object(live []int, level int, emit bool) bool {
 	start, base := len(sc.out), len(sc.members)
 	if emit {
@@ -204,34 +250,14 @@ func (sc *scanner) object(live []int, level int, emit bool) bool {
 		}
 		return true
 	}
+	inOrder := true
 	for more := true; more; {
-		m, ok := sc.memberName()
-		if !ok {
-			return false
-		}
-		name := sc.name(m)
-		sc.skipSpace()
-		if sc.i == len(sc.s) || sc.s[sc.i] != ':' {
-			return false
-		}
-		sc.i++
-		sc.skipSpace()
-		mark := len(sc.live)
-		next, ignored := sc.ig.advanceInto(&sc.live, live, level, name, false)
-		if !emit || ignored {
-			ok = sc.value(nil, level+1, false)
+		var ok bool
+		if emit {
+			ok = sc.member(live, level, base, &inOrder)
 		} else {
-			if len(sc.members) > base {
-				sc.out = append(sc.out, ',')
-			}
-			m.start = len(sc.out)
-			sc.out = sc.appendName(m, name)
-			sc.out = append(sc.out, ':')
-			ok = sc.value(next, level+1, true)
-			m.end = len(sc.out)
-			sc.members = append(sc.members, m)
+			ok = sc.skipMember(level)
 		}
-		sc.live = sc.live[:mark]
 		if !ok {
 			return false
 		}
@@ -240,31 +266,119 @@ func (sc *scanner) object(live []int, level int, emit bool) bool {
 		}
 	}
 	if emit {
-		sc.sortMembers(start, base)
+		if !inOrder {
+			sc.sortMembers(start, base)
+		}
 		sc.out = append(sc.out, '}')
 	}
 	sc.members = sc.members[:base]
 	return true
 }
 
+// colon reads the ':' after a member's name and the whitespace around it.
+func (sc *scanner) colon() bool {
+	sc.skipSpace()
+	if sc.i == len(sc.s) || sc.s[sc.i] != ':' {
+		return false
+	}
+	sc.i++
+	sc.skipSpace()
+	return true
+}
+
+// skipMember reads a member of an object that is not written.
+func (sc *scanner) skipMember(level int) bool {
+	if sc.i == len(sc.s) || sc.s[sc.i] != '"' {
+		return false
+	}
+	end, _, _, ok := sc.stringEnd()
+	if !ok {
+		return false
+	}
+	sc.i = end + 1
+	return sc.colon() && sc.value(nil, level+1, false)
+}
+
+// member reads a member of an object whose members start at base in
+// sc.members, and writes it unless live ignores it; it clears *inOrder if
+// the member's name sorts before the previous member's. The member's span
+// is filled in place on the stack, so that the values below it push
+// theirs above it.
+func (sc *scanner) member(live []int, level, base int, inOrder *bool) bool {
+	k := len(sc.members)
+	if k < cap(sc.members) {
+		sc.members = sc.members[:k+1]
+	} else {
+		sc.members = append(sc.members, span{})
+	}
+	verbatim, ok := sc.memberName(&sc.members[k])
+	if !ok || !sc.colon() {
+		return false
+	}
+	var next []int
+	mark := len(sc.live)
+	if len(live) > 0 {
+		var ignored bool
+		next, ignored = sc.ig.advanceInto(&sc.live, live, level, sc.name(&sc.members[k]), false)
+		if ignored {
+			sc.live = sc.live[:mark]
+			sc.members = sc.members[:k]
+			return sc.value(nil, level+1, false)
+		}
+	}
+	m := &sc.members[k]
+	if k > base {
+		sc.out = append(sc.out, ',')
+		if *inOrder && sc.less(m, &sc.members[k-1]) {
+			*inOrder = false
+		}
+	}
+	m.start = len(sc.out)
+	if verbatim {
+		sc.out = append(sc.out, sc.s[m.nameStart-1:m.nameEnd+1]...)
+	} else {
+		sc.out = AppendString(sc.out, sc.name(m))
+	}
+	sc.out = append(sc.out, ':')
+	ok = sc.value(next, level+1, true)
+	sc.live = sc.live[:mark]
+	sc.members[k].end = len(sc.out) // m may be stale: the stack may have grown
+	return ok
+}
+
+// insertionSortMax is the most members sorted by insertion; more are
+// sorted by slices.SortStableFunc.
+const insertionSortMax = 16
+
 // sortMembers rewrites the members written since base in order of their
-// names, the first of equal names first, if they are not in that order
-// already; the object's '{' is at start.
+// names, the first of equal names first; the object's '{' is at start.
 func (sc *scanner) sortMembers(start, base int) {
 	ms := sc.members[base:]
-	byName := func(x, y span) int { return strings.Compare(sc.name(x), sc.name(y)) }
-	if slices.IsSortedFunc(ms, byName) {
-		return
+	if len(ms) <= insertionSortMax {
+		for k := 1; k < len(ms); k++ {
+			for j := k; j > 0 && sc.less(&ms[j], &ms[j-1]); j-- {
+				ms[j], ms[j-1] = ms[j-1], ms[j]
+			}
+		}
+	} else {
+		slices.SortStableFunc(ms, func(x, y span) int {
+			switch {
+			case sc.less(&x, &y):
+				return -1
+			case sc.less(&y, &x):
+				return 1
+			}
+			return 0
+		})
 	}
 	body := start + 1
 	sc.moved = append(sc.moved[:0], sc.out[body:]...)
-	slices.SortStableFunc(ms, byName)
 	sc.out = sc.out[:body]
-	for k, m := range ms {
+	for k := range ms {
 		if k > 0 {
 			sc.out = append(sc.out, ',')
 		}
-		sc.out = append(sc.out, sc.moved[m.start-body:m.end-body]...)
+		sc.out = append(sc.out, sc.moved[ms[k].start-body:ms[k].end-body]...)
 	}
 }
 
@@ -287,7 +401,7 @@ func (sc *scanner) array(live []int, level int, emit bool) bool {
 		ignored := false
 		mark := len(sc.live)
 		if emit && len(live) > 0 {
-			next, ignored = sc.ig.advanceInto(&sc.live, live, level, strconv.Itoa(n), true)
+			next, ignored = sc.ig.advanceInto(&sc.live, live, level, sc.indexName(n), true)
 		}
 		var ok bool
 		if !emit || ignored {
@@ -313,103 +427,169 @@ func (sc *scanner) array(live []int, level int, emit bool) bool {
 	return true
 }
 
+// indexName is the array index n spelled in decimal, valid until the next
+// call: the patterns compare it and keep nothing.
+func (sc *scanner) indexName(n int) string {
+	sc.index = strconv.AppendInt(sc.index[:0], int64(n), 10)
+	return unsafe.String(unsafe.SliceData(sc.index), len(sc.index))
+}
+
+// The bytes of an eight-byte word: the lowest bit of each, and the highest.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// stopBytes marks, by its highest bit, each byte of x (eight bytes of a
+// string literal) that a run of its content ends at: '"', '\\' and the
+// control bytes. Every byte is tested on its own, with no carry between
+// bytes.
+func stopBytes(x uint64) uint64 {
+	t := x &^ msb // each byte's low seven bits, so that no sum below carries
+	control := ^(t + lsb*(0x80-0x20))
+	quote := ^((t ^ lsb*'"') + lsb*0x7f)
+	backslash := ^((t ^ lsb*'\\') + lsb*0x7f)
+	return (control | quote | backslash) &^ x & msb
+}
+
+// oddBytes marks, by its highest bit, each byte of x outside printable
+// ASCII but the control bytes: DEL and the bytes from 0x80.
+func oddBytes(x uint64) uint64 {
+	return (x | (x&^msb + lsb)) & msb
+}
+
 // stringEnd checks the string literal at sc.i and returns the offset of
-// its closing quote, whether it holds an escape, and whether it is plain:
-// printable ASCII without escapes, its own canonical spelling.
-func (sc *scanner) stringEnd() (end int, escaped, plain, ok bool) {
-	s := sc.s
-	plain = true
-	for i := sc.i + 1; i < len(s); i++ {
+// its closing quote, whether it holds an escape, and whether it is
+// verbatim: printable ASCII whose escapes are all among \" \\ \b \f \n \r
+// \t, the literal its own canonical spelling (the one AppendString gives
+// its content).
+func (sc *scanner) stringEnd() (end int, escaped, verbatim, ok bool) {
+	// Most literals are short and plain: their first word holds their
+	// closing quote.
+	if i := sc.i + 1; i+8 <= len(sc.b) {
+		x := binary.LittleEndian.Uint64(sc.b[i:])
+		if stop := stopBytes(x) | oddBytes(x); stop != 0 {
+			if j := i + bits.TrailingZeros64(stop)>>3; sc.b[j] == '"' {
+				return j, false, true, true
+			}
+		}
+	}
+	return sc.stringEndSlow()
+}
+
+// stringEndSlow is stringEnd for any literal.
+func (sc *scanner) stringEndSlow() (end int, escaped, verbatim, ok bool) {
+	s, b := sc.s, sc.b
+	verbatim = true
+	for i := sc.i + 1; ; {
+		// Eight bytes at a time up to the next byte that is not plain:
+		// while verbatim, printable ASCII but '"' and '\\'; after, any
+		// byte but those and the control bytes.
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			stop := stopBytes(x)
+			if verbatim {
+				stop |= oddBytes(x)
+			}
+			if stop != 0 {
+				i += bits.TrailingZeros64(stop) >> 3
+				break
+			}
+			i += 8
+		}
 		for i < len(s) && plainByte[s[i]] {
-			i++ // the common bytes, skipped by one table look-up each
+			i++ // the last few bytes, one table look-up each
 		}
 		if i == len(s) {
-			break
+			return 0, false, false, false
 		}
 		switch c := s[i]; {
 		case c == '"':
-			return i, escaped, plain, true
+			return i, escaped, verbatim, true
 		case c < ' ':
 			return 0, false, false, false
 		case c > '~':
-			plain = false
+			verbatim = false
 		case c == '\\':
-			escaped, plain = true, false
+			escaped = true
 			if i++; i == len(s) {
 				return 0, false, false, false
 			}
 			switch s[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			case '/':
+				verbatim = false
 			case 'u':
 				if i+4 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
 					return 0, false, false, false
 				}
+				verbatim = false
 				i += 4
 			default:
 				return 0, false, false, false
 			}
 		}
+		i++
 	}
-	return 0, false, false, false
 }
 
-// memberName reads an object member's name: where it lies in the
-// document, or, when it holds an escape, which of sc.names it is.
-func (sc *scanner) memberName() (span, bool) {
+// memberName reads an object member's name into m, sc.i at its opening
+// quote: its key, where it lies in the document, or, when it holds an
+// escape, which of sc.names it is; and says whether the literal is
+// verbatim (see stringEnd).
+func (sc *scanner) memberName(m *span) (verbatim, ok bool) {
 	if sc.i == len(sc.s) || sc.s[sc.i] != '"' {
-		return span{}, false
+		return false, false
 	}
-	end, escaped, plain, ok := sc.stringEnd()
+	end, escaped, verbatim, ok := sc.stringEnd()
 	if !ok {
-		return span{}, false
+		return false, false
 	}
-	m := span{nameStart: sc.i + 1, nameEnd: end, escaped: -1, plain: plain}
+	m.nameStart, m.nameEnd, m.escaped = sc.i+1, end, -1
 	sc.i = end + 1
-	if escaped {
-		sc.unescaped = unescape(sc.unescaped[:0], sc.s[m.nameStart:m.nameEnd])
-		m.escaped = len(sc.names)
-		sc.names = append(sc.names, string(sc.unescaped))
+	if !escaped {
+		m.key = docNameKey(sc.b, m.nameStart, end)
+		return verbatim, true
 	}
-	return m, true
-}
-
-// appendName appends a member's name in canonical spelling.
-func (sc *scanner) appendName(m span, name string) []byte {
-	if m.plain {
-		return append(append(append(sc.out, '"'), name...), '"')
-	}
-	return AppendString(sc.out, name)
+	sc.unescaped = unescape(sc.unescaped[:0], sc.s[m.nameStart:end])
+	m.escaped = len(sc.names)
+	name := string(sc.unescaped)
+	sc.names = append(sc.names, name)
+	m.key = nameKey(name)
+	return verbatim, true
 }
 
 func (sc *scanner) str(emit bool) bool {
-	end, escaped, plain, ok := sc.stringEnd()
+	start := sc.i
+	end, escaped, verbatim, ok := sc.stringEnd()
 	if !ok {
 		return false
 	}
-	raw := sc.s[sc.i+1 : end]
 	sc.i = end + 1
 	switch {
 	case !emit:
 		return true
-	case plain:
-		sc.out = append(append(append(sc.out, '"'), raw...), '"')
+	case verbatim:
+		sc.out = append(sc.out, sc.s[start:end+1]...)
 		return true
 	case !escaped:
-		sc.out = AppendString(sc.out, raw)
+		sc.out = AppendString(sc.out, sc.s[start+1:end])
 		return true
 	}
-	sc.unescaped = unescape(sc.unescaped[:0], raw)
+	sc.unescaped = unescape(sc.unescaped[:0], sc.s[start+1:end])
 	sc.out = appendStringBytes(sc.out, sc.unescaped)
 	return true
 }
 
-// number reads a JSON number and appends its canonical spelling.
+// number reads a JSON number and appends its canonical spelling: an
+// integer of at most 20 digits is its own, but "-0".
 func (sc *scanner) number(emit bool) bool {
 	s, start := sc.s, sc.i
 	i := start
 	if s[i] == '-' {
 		i++
 	}
+	first := i
 	switch {
 	case i == len(s) || s[i] < '0' || s[i] > '9':
 		return false
@@ -418,13 +598,16 @@ func (sc *scanner) number(emit bool) bool {
 	default:
 		i = digitsEnd(s, i)
 	}
+	integer := i - first // digits of an integer; 0 for another number
 	if i < len(s) && s[i] == '.' {
+		integer = 0
 		if i++; i == len(s) || s[i] < '0' || s[i] > '9' {
 			return false
 		}
 		i = digitsEnd(s, i)
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		integer = 0
 		if i++; i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
@@ -434,7 +617,11 @@ func (sc *scanner) number(emit bool) bool {
 		i = digitsEnd(s, i)
 	}
 	sc.i = i
-	if !emit {
+	switch raw := s[start:i]; {
+	case !emit:
+		return true
+	case integer > 0 && integer <= 20 && raw != "-0":
+		sc.out = append(sc.out, raw...)
 		return true
 	}
 	out, err := AppendNumber(sc.out, s[start:i])
