@@ -155,15 +155,33 @@ func docNameKey(b []byte, start, end int) uint64 {
 	return k
 }
 
+// skipSpace skips the whitespace at sc.i, if any.
 func (sc *scanner) skipSpace() {
-	for sc.i < len(sc.s) {
-		switch sc.s[sc.i] {
-		case ' ', '\t', '\n', '\r':
-			sc.i++
-		default:
-			return
-		}
+	if sc.i < len(sc.s) && sc.s[sc.i] > ' ' {
+		return // none, the common case
 	}
+	sc.skipSpaceSlow()
+}
+
+// skipSpaceSlow is skipSpace past a run of whitespace.
+func (sc *scanner) skipSpaceSlow() {
+	i, s := sc.i, sc.s
+	for i < len(s) {
+		if i+8 <= len(sc.b) {
+			// The spaces of an indentation, up to eight at once.
+			if n := bits.TrailingZeros64(binary.LittleEndian.Uint64(sc.b[i:])^lsb*' ') >> 3; n > 0 {
+				i += n
+				continue
+			}
+		}
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+			continue
+		}
+		break
+	}
+	sc.i = i
 }
 
 // value reads the value at sc.i, which level containers enclose; with
@@ -214,13 +232,9 @@ func (sc *scanner) literal(word string, emit bool) bool {
 // next reads the separator after a member or element: true with more set
 // after a comma, true with more unset after the closing byte.
 func (sc *scanner) next(closing byte) (more, ok bool) {
-	if sc.i < len(sc.s) && sc.s[sc.i] > ' ' {
-		// No whitespace before the separator, the common case.
-	} else {
-		sc.skipSpace()
-		if sc.i == len(sc.s) {
-			return false, false
-		}
+	sc.skipSpace()
+	if sc.i == len(sc.s) {
+		return false, false
 	}
 	switch sc.s[sc.i] {
 	case ',':
