@@ -460,16 +460,17 @@ const (
 // bytes.
 func stopBytes(x uint64) uint64 {
 	t := x &^ msb // each byte's low seven bits, so that no sum below carries
-	control := ^(t + lsb*(0x80-0x20))
-	quote := ^((t ^ lsb*'"') + lsb*0x7f)
-	backslash := ^((t ^ lsb*'\\') + lsb*0x7f)
-	return (control | quote | backslash) &^ x & msb
+	// The highest bit of each sum is clear where t is below 0x20, '"' and
+	// '\\' respectively.
+	return ^((t + lsb*(0x80-0x20)) & ((t ^ lsb*'"') + lsb*0x7f) & ((t ^ lsb*'\\') + lsb*0x7f)) &^ x & msb
 }
 
-// oddBytes marks, by its highest bit, each byte of x outside printable
-// ASCII but the control bytes: DEL and the bytes from 0x80.
-func oddBytes(x uint64) uint64 {
-	return (x | (x&^msb + lsb)) & msb
+// unplainBytes marks, by its highest bit, each byte of x that a verbatim
+// literal's run of plain bytes ends at: those of stopBytes, DEL, and the
+// bytes from 0x80.
+func unplainBytes(x uint64) uint64 {
+	t := x &^ msb
+	return (x | (t + lsb) | ^((t + lsb*(0x80-0x20)) & ((t ^ lsb*'"') + lsb*0x7f) & ((t ^ lsb*'\\') + lsb*0x7f))) & msb
 }
 
 // stringEnd checks the string literal at sc.i and returns the offset of
@@ -478,32 +479,37 @@ func oddBytes(x uint64) uint64 {
 // \t, the literal its own canonical spelling (the one AppendString gives
 // its content).
 func (sc *scanner) stringEnd() (end int, escaped, verbatim, ok bool) {
-	// Most literals are short and plain: their first word holds their
-	// closing quote.
-	if i := sc.i + 1; i+8 <= len(sc.b) {
-		x := binary.LittleEndian.Uint64(sc.b[i:])
-		if stop := stopBytes(x) | oddBytes(x); stop != 0 {
-			if j := i + bits.TrailingZeros64(stop)>>3; sc.b[j] == '"' {
-				return j, false, true, true
+	// Eight bytes at a time over the plain bytes, up to the closing quote
+	// of most literals; anything else is left to stringEndSlow.
+	i := sc.i + 1
+	for i+8 <= len(sc.b) {
+		if stop := unplainBytes(binary.LittleEndian.Uint64(sc.b[i:])); stop != 0 {
+			if i += bits.TrailingZeros64(stop) >> 3; sc.b[i] == '"' {
+				return i, false, true, true
 			}
+			break
 		}
+		i += 8
 	}
-	return sc.stringEndSlow()
+	return sc.stringEndSlow(i)
 }
 
-// stringEndSlow is stringEnd for any literal.
-func (sc *scanner) stringEndSlow() (end int, escaped, verbatim, ok bool) {
+// stringEndSlow is stringEnd from offset i, up to which the literal is
+// plain.
+func (sc *scanner) stringEndSlow(i int) (end int, escaped, verbatim, ok bool) {
 	s, b := sc.s, sc.b
 	verbatim = true
-	for i := sc.i + 1; ; {
+	for {
 		// Eight bytes at a time up to the next byte that is not plain:
 		// while verbatim, printable ASCII but '"' and '\\'; after, any
 		// byte but those and the control bytes.
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
-			stop := stopBytes(x)
+			var stop uint64
 			if verbatim {
-				stop |= oddBytes(x)
+				stop = unplainBytes(x)
+			} else {
+				stop = stopBytes(x)
 			}
 			if stop != 0 {
 				i += bits.TrailingZeros64(stop) >> 3
