@@ -163,7 +163,10 @@ func (sc *scanner) skipSpace() {
 	sc.skipSpaceSlow()
 }
 
-// skipSpaceSlow is skipSpace past a run of whitespace.
+// skipSpaceSlow is skipSpace past a run of whitespace. It is kept out of
+// line so that skipSpace, called between every two tokens, is inlined.
+//
+//go:noinline
 func (sc *scanner) skipSpaceSlow() {
 	i, s := sc.i, sc.s
 	for i < len(s) {
@@ -385,14 +388,59 @@ func (sc *scanner) sortMembers(start, base int) {
 			return 0
 		})
 	}
-	body := start + 1
-	sc.moved = append(sc.moved[:0], sc.out[body:]...)
-	sc.out = sc.out[:body]
-	for k := range ms {
-		if k > 0 {
-			sc.out = append(sc.out, ',')
+	sc.permute(ms, start+1)
+}
+
+// permute moves the members ms, sorted, to their places in the object
+// body that starts at body: each member that moves is saved in sc.moved,
+// but the longest of them, which moves once, within the output. Members
+// already in their place (a sorted prefix, and a suffix behind members of
+// the same total length) stay put.
+func (sc *scanner) permute(ms []span, body int) {
+	lo, from := 0, body
+	for lo < len(ms) && ms[lo].start == from {
+		from = ms[lo].end + 1
+		lo++
+	}
+	hi, to := len(ms), len(sc.out)
+	for hi > lo && ms[hi-1].end == to {
+		to = ms[hi-1].start - 1
+		hi--
+	}
+	if lo == hi {
+		return
+	}
+	// The members ms[lo:hi] fill out[from:to], commas between.
+	longest := lo
+	for k := lo + 1; k < hi; k++ {
+		if ms[k].end-ms[k].start > ms[longest].end-ms[longest].start {
+			longest = k
 		}
-		sc.out = append(sc.out, sc.moved[ms[k].start-body:ms[k].end-body]...)
+	}
+	moved := sc.moved[:0]
+	for k := lo; k < hi; k++ {
+		if k != longest {
+			moved = append(moved, sc.out[ms[k].start:ms[k].end]...)
+		}
+	}
+	sc.moved = moved
+	at := from
+	for k := lo; k < longest; k++ {
+		at += ms[k].end - ms[k].start + 1
+	}
+	copy(sc.out[at:], sc.out[ms[longest].start:ms[longest].end])
+	at, off := from, 0
+	for k := lo; k < hi; k++ {
+		if k > lo {
+			sc.out[at] = ','
+			at++
+		}
+		n := ms[k].end - ms[k].start
+		if k != longest {
+			copy(sc.out[at:at+n], moved[off:off+n])
+			off += n
+		}
+		at += n
 	}
 }
 
