@@ -521,6 +521,16 @@ func unplainBytes(x uint64) uint64 {
 	return (x | (t + lsb) | ^((t + lsb*(0x80-0x20)) & ((t ^ lsb*'"') + lsb*0x7f) & ((t ^ lsb*'\\') + lsb*0x7f))) & msb
 }
 
+// notPlain marks, by its highest bit, each byte of x that a run of plain
+// bytes of a literal ends at: while it is verbatim, those of unplainBytes;
+// after, those of stopBytes.
+func notPlain(x uint64, verbatim bool) uint64 {
+	if verbatim {
+		return unplainBytes(x)
+	}
+	return stopBytes(x)
+}
+
 // stringEnd checks the string literal at sc.i and returns the offset of
 // its closing quote, whether it holds an escape, and whether it is
 // verbatim: printable ASCII whose escapes are all among \" \\ \b \f \n \r
@@ -543,62 +553,82 @@ func (sc *scanner) stringEnd() (end int, escaped, verbatim, ok bool) {
 }
 
 // stringEndSlow is stringEnd from offset i, up to which the literal is
-// plain.
+// plain. It reads the literal eight bytes at a time, each word's bytes
+// that are not plain (escapes, most often) handled in turn without
+// reading the word again.
 func (sc *scanner) stringEndSlow(i int) (end int, escaped, verbatim, ok bool) {
 	s, b := sc.s, sc.b
 	verbatim = true
-	for {
-		// Eight bytes at a time up to the next byte that is not plain:
-		// while verbatim, printable ASCII but '"' and '\\'; after, any
-		// byte but those and the control bytes.
-		for i+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[i:])
-			var stop uint64
-			if verbatim {
-				stop = unplainBytes(x)
-			} else {
-				stop = stopBytes(x)
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		next := i + 8
+		stop := notPlain(x, verbatim)
+		for stop != 0 {
+			j := i + bits.TrailingZeros64(stop)>>3
+			after := j + 1 // the first byte not read yet
+			switch c := b[j]; {
+			case c == '"':
+				return j, escaped, verbatim, true
+			case c < ' ':
+				return 0, false, false, false
+			case c == '\\':
+				n, plain, ok := escapeLen(s, j)
+				if !ok {
+					return 0, false, false, false
+				}
+				escaped, verbatim, after = true, verbatim && plain, j+n
+			default:
+				verbatim = false // DEL, or a byte from 0x80
 			}
-			if stop != 0 {
-				i += bits.TrailingZeros64(stop) >> 3
+			if after >= next {
+				next = after
 				break
 			}
-			i += 8
+			stop = notPlain(x, verbatim) &^ (1<<(8*(after-i)) - 1)
 		}
-		for i < len(s) && plainByte[s[i]] {
-			i++ // the last few bytes, one table look-up each
-		}
-		if i == len(s) {
-			return 0, false, false, false
-		}
+		i = next
+	}
+	for i < len(s) { // the last few bytes, one at a time
 		switch c := s[i]; {
 		case c == '"':
 			return i, escaped, verbatim, true
 		case c < ' ':
 			return 0, false, false, false
+		case c == '\\':
+			n, plain, ok := escapeLen(s, i)
+			if !ok {
+				return 0, false, false, false
+			}
+			escaped, verbatim = true, verbatim && plain
+			i += n
+			continue
 		case c > '~':
 			verbatim = false
-		case c == '\\':
-			escaped = true
-			if i++; i == len(s) {
-				return 0, false, false, false
-			}
-			switch s[i] {
-			case '"', '\\', 'b', 'f', 'n', 'r', 't':
-			case '/':
-				verbatim = false
-			case 'u':
-				if i+4 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
-					return 0, false, false, false
-				}
-				verbatim = false
-				i += 4
-			default:
-				return 0, false, false, false
-			}
 		}
 		i++
 	}
+	return 0, false, false, false
+}
+
+// escapeLen checks the escape at s[i], a backslash, and returns its
+// length and whether it is one of \" \\ \b \f \n \r \t, which a verbatim
+// literal may hold.
+func escapeLen(s string, i int) (n int, plain, ok bool) {
+	if i+1 == len(s) {
+		return 0, false, false
+	}
+	switch s[i+1] {
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return 2, true, true
+	case '/':
+		return 2, false, true
+	case 'u':
+		if i+5 >= len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
+			return 0, false, false
+		}
+		return 6, false, true
+	}
+	return 0, false, false
 }
 
 // memberName reads an object member's name into m, sc.i at its opening
@@ -699,15 +729,6 @@ func (sc *scanner) number(emit bool) bool {
 	sc.out = out
 	return true
 }
-
-// plainByte marks the bytes a string literal holds as they are in its
-// canonical spelling: printable ASCII but the quote and the backslash.
-var plainByte = func() (t [256]bool) {
-	for c := ' '; c <= '~'; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 func digitsEnd(s string, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
