@@ -151,6 +151,18 @@ func (ig Ignore) advanceInto(stack *[]int, live []int, depth int, seg string, in
 	return st[base:len(st):len(st)], false
 }
 
+// namesIndex reports whether a pattern of live matches an element at depth
+// by its index: one whose segment there is neither "*" nor "#", which
+// match any element whatever its index.
+func (ig Ignore) namesIndex(live []int, depth int) bool {
+	for _, pi := range live {
+		if p := ig[pi]; depth < len(p) && p[depth] != "*" && p[depth] != "#" {
+			return true
+		}
+	}
+	return false
+}
+
 // canonInto appends the canonical form of v. It stops at the first number
 // out of range, leaving it in st.err with its path.
 func (ig Ignore) canonInto(st *canonState, b []byte, v gjson.Result, live []int, depth int) []byte {

@@ -458,12 +458,19 @@ func (sc *scanner) array(live []int, level int, emit bool) bool {
 		return true
 	}
 	written := 0
+	// The index is spelled only for a pattern that names one: "*" and "#"
+	// match every element.
+	named := emit && sc.ig.namesIndex(live, level)
 	for n, more := 0, true; more; n++ {
 		var next []int
 		ignored := false
 		mark := len(sc.live)
 		if emit && len(live) > 0 {
-			next, ignored = sc.ig.advanceInto(&sc.live, live, level, sc.indexName(n), true)
+			seg := ""
+			if named {
+				seg = sc.indexName(n)
+			}
+			next, ignored = sc.ig.advanceInto(&sc.live, live, level, seg, true)
 		}
 		var ok bool
 		if !emit || ignored {
