@@ -122,8 +122,8 @@ func (sc *scanner) name(m *span) string {
 }
 
 // less reports whether member x's name sorts before member y's. The keys
-// decide unless they are equal, which they are for most pairs of names
-// only when the names share their first eight bytes.
+// decide, but for two names that share their first eight bytes (or differ
+// only by trailing NUL bytes), which are compared whole.
 func (sc *scanner) less(x, y *span) bool {
 	if x.key != y.key {
 		return x.key < y.key
@@ -142,15 +142,15 @@ func nameKey(name string) uint64 {
 	return k
 }
 
-// docNameKey is nameKey of the name at b[start:end], read with one load
-// when the document holds eight bytes from start.
-func docNameKey(b []byte, start, end int) uint64 {
-	if start+8 > len(b) {
-		return nameKey(unsafe.String(unsafe.SliceData(b[start:]), end-start))
+// docNameKey is nameKey of the name at sc.s[start:end], read with one
+// load when the document holds eight bytes from start.
+func (sc *scanner) docNameKey(start, end int) uint64 {
+	if start+8 > len(sc.b) {
+		return nameKey(sc.s[start:end])
 	}
-	k := binary.BigEndian.Uint64(b[start:])
+	k := binary.BigEndian.Uint64(sc.b[start:])
 	if n := end - start; n < 8 {
-		k &^= ^uint64(0) >> (8 * n)
+		k &^= ^uint64(0) >> (8 * n) // the bytes after the name
 	}
 	return k
 }
@@ -541,8 +541,8 @@ func notPlain(x uint64, verbatim bool) uint64 {
 // stringEnd checks the string literal at sc.i and returns the offset of
 // its closing quote, whether it holds an escape, and whether it is
 // verbatim: printable ASCII whose escapes are all among \" \\ \b \f \n \r
-// \t, the literal its own canonical spelling (the one AppendString gives
-// its content).
+// \t, so that the literal is already what AppendString appends for its
+// content unescaped.
 func (sc *scanner) stringEnd() (end int, escaped, verbatim, ok bool) {
 	// Eight bytes at a time over the plain bytes, up to the closing quote
 	// of most literals; anything else is left to stringEndSlow.
@@ -653,7 +653,7 @@ func (sc *scanner) memberName(m *span) (verbatim, ok bool) {
 	m.nameStart, m.nameEnd, m.escaped = sc.i+1, end, -1
 	sc.i = end + 1
 	if !escaped {
-		m.key = docNameKey(sc.b, m.nameStart, end)
+		m.key = sc.docNameKey(m.nameStart, end)
 		return verbatim, true
 	}
 	sc.unescaped = unescape(sc.unescaped[:0], sc.s[m.nameStart:end])
@@ -664,6 +664,8 @@ func (sc *scanner) memberName(m *span) (verbatim, ok bool) {
 	return verbatim, true
 }
 
+// str reads a string literal and, with emit set, appends its canonical
+// spelling: a verbatim literal as it is, any other quoted again.
 func (sc *scanner) str(emit bool) bool {
 	start := sc.i
 	end, escaped, verbatim, ok := sc.stringEnd()
