@@ -684,7 +684,7 @@ func (sc *scanner) str(emit bool) bool {
 		return true
 	}
 	sc.unescaped = unescape(sc.unescaped[:0], sc.s[start+1:end])
-	sc.out = appendStringBytes(sc.out, sc.unescaped)
+	sc.out = AppendString(sc.out, unsafe.String(unsafe.SliceData(sc.unescaped), len(sc.unescaped))) // read at once, kept nowhere
 	return true
 }
 
@@ -808,21 +808,4 @@ func hex4(s string) rune {
 		return 0
 	}
 	return rune(n)
-}
-
-// appendStringBytes is AppendString for bytes.
-func appendStringBytes(b, s []byte) []byte {
-	for _, c := range s {
-		if c < 0x20 || c > 0x7e {
-			return strconv.AppendQuote(b, string(s))
-		}
-	}
-	b = append(b, '"')
-	for _, c := range s {
-		if c == '"' || c == '\\' {
-			b = append(b, '\\')
-		}
-		b = append(b, c)
-	}
-	return append(b, '"')
 }
