@@ -80,7 +80,8 @@ func goodCassette(t *testing.T, n int) []byte {
 }
 
 // useStore does what llmproxy does with a cassette: a reader reads every
-// interaction, fixture and index entry; a writer also appends.
+// interaction (through the map, and by id: with pread in a reader), fixture
+// and index entry; a writer also appends.
 func useStore(path string, readOnly bool) error {
 	s, err := store.Open(path, &store.Options{ReadOnly: readOnly, LockTimeout: time.Second})
 	if err != nil {
@@ -103,6 +104,11 @@ func useStore(path string, readOnly bool) error {
 	}
 	if _, err := s.Shape("shape"); err != nil {
 		return err
+	}
+	for id := uint64(0); id <= 26; id++ {
+		if _, err := s.Get(id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 	}
 	if !readOnly {
 		if _, err := appendOne(s, "new", "shape", func(uint64) ([]byte, error) { return []byte("new"), nil }); err != nil {

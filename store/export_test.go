@@ -22,7 +22,18 @@ func WalkPages(path string) error {
 		return err
 	}
 	defer f.Close()
-	return walkPages(f)
+	_, err = walkPages(f, false)
+	return err
+}
+
+// ValueTableBytes is, for a store that reads its values with pread, the
+// memory its table of their places holds, and -1 for one that reads them
+// through the map.
+func (s *Store) ValueTableBytes() int {
+	if s.values == nil {
+		return -1
+	}
+	return 8*cap(s.values.off) + 4*cap(s.values.n)
 }
 
 // WalkAfterOpenForTest makes Open run the page walk after bolt.Open, as it
@@ -35,3 +46,13 @@ func WalkAfterOpenForTest() (restore func()) {
 
 // ResidentDrops is how many times the store has dropped its map's pages.
 func (s *Store) ResidentDrops() int64 { return s.res.drops.Load() }
+
+// ValuePageBytes is, for a store that reads its values with pread, the size
+// of the interactions bucket's pages (0 when the bucket is inline), and -1
+// for one that reads them through the map.
+func (s *Store) ValuePageBytes() int64 {
+	if s.values == nil {
+		return -1
+	}
+	return s.values.pageBytes
+}

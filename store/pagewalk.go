@@ -54,13 +54,28 @@ import (
 // machine's byte order, so its files are not portable across endianness
 // anyway; this reader uses the machine's byte order too
 // (encoding/binary.NativeEndian), so it reads exactly what bbolt reads.
-func walkPages(f *os.File) error {
+//
+// With values set, the walk also locates every interaction's value in the
+// file (see valueTable): the table it returns is nil when values is not
+// set, when the file holds no interactions bucket, or when its ids are too
+// sparse for a table indexed by id.
+func walkPages(f *os.File, values bool) (*valueTable, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w := &walker{f: f, size: st.Size()}
-	return w.walk()
+	w := &walker{f: f, size: st.Size(), collect: values}
+	if err := w.walk(); err != nil {
+		return nil, err
+	}
+	if !values {
+		return nil, nil
+	}
+	t := newValueTable(w.values)
+	if t != nil {
+		t.pageBytes = w.valuePages
+	}
+	return t, nil
 }
 
 // walkStats is what a walk read: the bytes, and the largest buffer it read
@@ -176,6 +191,11 @@ type walker struct {
 	// keys holds the bounds of the level being read; nextKeys those of the
 	// next level.
 	keys, nextKeys []byte
+	// collect asks for the place of each interaction's value, gathered in
+	// values.
+	collect    bool
+	values     []valuePlace
+	valuePages int64 // bytes of the interactions bucket's pages
 }
 
 // keep copies a key into the next level's arena.
@@ -210,6 +230,8 @@ type queued struct {
 	// below hi, when they are set: the range the parent branch element
 	// gives them, in walker.keys.
 	lo, hi bound
+	// values marks the pages of the interactions bucket.
+	values bool
 }
 
 // bound is a key kept in an arena, by its place; n == 0 (no key is empty)
@@ -488,6 +510,8 @@ type header struct {
 	span     uint64 // bytes of the page with its overflow pages
 	b        []byte // the page as read: at least its first page
 	inline   *ref   // for an inline bucket's page, the bucket
+	base     int64  // where the page starts in the file
+	values   bool   // a page of the interactions bucket
 }
 
 // name names the page in an error message.
@@ -501,7 +525,7 @@ func (h *header) name() string {
 // readHeader checks the header of page id, whose bytes start b, and marks
 // its overflow pages.
 func (w *walker) readHeader(id uint64, b []byte) (header, error) {
-	h := header{id: id, flags: le.Uint16(b[8:]), count: le.Uint16(b[10:]), overflow: le.Uint32(b[12:])}
+	h := header{id: id, flags: le.Uint16(b[8:]), count: le.Uint16(b[10:]), overflow: le.Uint32(b[12:]), base: int64(id * w.pageSize)}
 	if self := le.Uint64(b); self != id {
 		return h, corrupt("page %d: its header says it is page %d", id, self)
 	}
@@ -629,6 +653,10 @@ func (w *walker) page(q queued, b []byte) error {
 	if err != nil {
 		return err
 	}
+	h.values = q.values
+	if q.values {
+		w.valuePages += int64(h.span)
+	}
 	switch h.flags {
 	case branchPageFlag:
 		return w.branch(&h, q)
@@ -678,7 +706,7 @@ func (w *walker) branch(h *header, q queued) error {
 				return err
 			}
 		}
-		child = queued{id: le.Uint64(h.b[off+8:]), depth: q.depth, from: ref{page: h.id, kind: refBranch, elem: i}, lo: key}
+		child = queued{id: le.Uint64(h.b[off+8:]), depth: q.depth, from: ref{page: h.id, kind: refBranch, elem: i}, lo: key, values: q.values}
 	}
 	if hi != nil {
 		child.hi = w.keep(hi)
@@ -726,16 +754,20 @@ func (w *walker) leaf(h *header, holder uint64, depth int, lo, hi []byte) error 
 			return err
 		}
 		if flags&bucketLeafFlag == 0 {
+			if h.values && w.collect && depth == 1 && ksize == 8 {
+				w.values = append(w.values, valuePlace{id: binary.BigEndian.Uint64(k), off: h.base + int64(off+pos+ksize), n: uint32(vsize)})
+			}
 			continue
 		}
 		key := h.b[off+pos : off+pos+ksize]
 		value := h.b[off+pos+ksize : off+pos+ksize+vsize]
 		from := ref{page: holder, kind: refBucket, elem: i, key: key, inline: h.inline != nil}
+		values := depth == 0 && bytes.Equal(key, bucketInteractions)
 		if len(value) < bucketHeaderSize {
 			return corrupt("%v: bucket value of %d bytes is shorter than a bucket header", from, len(value))
 		}
 		if root := le.Uint64(value); root != 0 {
-			if err := w.queue(queued{id: root, depth: depth + 1, from: from}, holder); err != nil {
+			if err := w.queue(queued{id: root, depth: depth + 1, from: from, values: values}, holder); err != nil {
 				return err
 			}
 			continue
@@ -749,7 +781,8 @@ func (w *walker) leaf(h *header, holder uint64, depth int, lo, hi []byte) error 
 		if len(page) < pageHeaderSize {
 			return corrupt("%v: inline bucket of %d bytes is shorter than a page header", from, len(page))
 		}
-		in := header{id: holder, flags: le.Uint16(page[8:]), count: le.Uint16(page[10:]), span: uint64(len(page)), b: page, inline: &from}
+		in := header{id: holder, flags: le.Uint16(page[8:]), count: le.Uint16(page[10:]), span: uint64(len(page)), b: page, inline: &from,
+			base: h.base + int64(off+pos+ksize+bucketHeaderSize), values: values}
 		if in.flags != leafPageFlag {
 			return corrupt("%v: inline bucket page has flags %#x, not a leaf's", from, in.flags)
 		}

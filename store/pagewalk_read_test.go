@@ -64,3 +64,29 @@ func TestPageWalkReadsBoundedly(t *testing.T) {
 		})
 	}
 }
+
+// A table of value places is indexed by id: ids too sparse for that get no
+// table (their values are read through the map), and an id with no place
+// is not found.
+func TestValueTable(t *testing.T) {
+	if tab := newValueTable(nil); tab != nil {
+		t.Error("a table for no values")
+	}
+	if tab := newValueTable([]valuePlace{{id: 1, off: 4096, n: 3}, {id: 1 << 40, off: 8192, n: 3}}); tab != nil {
+		t.Error("a table for ids 1 and 1<<40")
+	}
+	tab := newValueTable([]valuePlace{{id: 3, off: 8192, n: 7}, {id: 1, off: 4096, n: 0}})
+	if tab == nil {
+		t.Fatal("no table for ids 1 and 3")
+	}
+	for _, c := range []struct {
+		id  uint64
+		off int64
+		n   uint32
+		ok  bool
+	}{{0, 0, 0, false}, {1, 4096, 0, true}, {2, 0, 0, false}, {3, 8192, 7, true}, {4, 0, 0, false}, {1 << 63, 0, 0, false}} {
+		if off, n, ok := tab.at(c.id); off != c.off || n != c.n || ok != c.ok {
+			t.Errorf("at(%d) = %d, %d, %v; want %d, %d, %v", c.id, off, n, ok, c.off, c.n, c.ok)
+		}
+	}
+}
