@@ -263,3 +263,39 @@ func TestResidentLimitSmallFile(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestPageWalkLeavesNothingMapped: the page walk at open reads a file
+// larger than its window through a map it moves along the file, and leaves
+// none of the file mapped when it returns.
+func TestPageWalkLeavesNothingMapped(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "c.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 3000, 12 << 10 // about 40 MB: more than one window
+	recs := make([]store.Record, n)
+	for i := range recs {
+		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	maps, err := store.WalkMaps(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maps < 2 {
+		t.Errorf("the walk mapped its window %d times, want at least 2 for a file of %d MB", maps, n*size>>20)
+	}
+	if rss := mappedRSS(t, path); rss != 0 {
+		t.Errorf("%d bytes of the file stay mapped after the walk", rss)
+	}
+}
