@@ -271,7 +271,8 @@ func (m *Matcher) appendQuery(b []byte, raw string) []byte {
 	if strings.ContainsAny(raw, "%+;") || strings.Count(raw, "&") >= maxQuickQueryParams {
 		return append(b, m.canonQuery(raw)...)
 	}
-	// Unescaping such a query changes nothing and cannot fail, and sorting
+	// Unescaping such a query changes nothing and cannot fail (nor can its
+	// parsing, short of a GODEBUG urlmaxqueryparams below 16), and sorting
 	// its parameters by name then value is sorting the names, then each
 	// name's values.
 	var buf [maxQuickQueryParams][2]string
