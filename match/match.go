@@ -261,6 +261,52 @@ func (m *Matcher) appendCanonical(b []byte, r *Request) ([]byte, error) {
 	return b, nil
 }
 
+// appendQuery appends canonQuery(raw) to b. A query of at most
+// maxQuickQueryParams parameters with no escape and no ';' is sorted in
+// place, without the map and the strings canonQuery builds.
+func (m *Matcher) appendQuery(b []byte, raw string) []byte {
+	if raw == "" {
+		return b
+	}
+	if strings.ContainsAny(raw, "%+;") || strings.Count(raw, "&") >= maxQuickQueryParams {
+		return append(b, m.canonQuery(raw)...)
+	}
+	// Unescaping such a query changes nothing and cannot fail (nor can its
+	// parsing, short of a GODEBUG urlmaxqueryparams below 16), and sorting
+	// its parameters by name then value is sorting the names, then each
+	// name's values.
+	var buf [maxQuickQueryParams][2]string
+	ps := buf[:0]
+	for rest := raw; rest != ""; {
+		var p string
+		p, rest, _ = strings.Cut(rest, "&")
+		if p == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(p, "=")
+		if !m.ignoreQuery[k] {
+			ps = append(ps, [2]string{k, v})
+		}
+	}
+	for i := 1; i < len(ps); i++ {
+		for j := i; j > 0 && (ps[j][0] < ps[j-1][0] || ps[j][0] == ps[j-1][0] && ps[j][1] < ps[j-1][1]); j-- {
+			ps[j], ps[j-1] = ps[j-1], ps[j]
+		}
+	}
+	for i, p := range ps {
+		if i > 0 {
+			b = append(b, '&')
+		}
+		b = append(b, url.QueryEscape(p[0])...)
+		b = append(b, '=')
+		b = append(b, url.QueryEscape(p[1])...)
+	}
+	return b
+}
+
+// maxQuickQueryParams bounds the queries appendQuery sorts in place.
+const maxQuickQueryParams = 16
+
 func (m *Matcher) canonQuery(raw string) string {
 	if raw == "" {
 		return ""
@@ -303,10 +349,11 @@ func (m *Matcher) Key(r *Request) (string, error) {
 	bp := keyBuffers.Get().(*[]byte)
 	defer keyBuffers.Put(bp)
 	b := (*bp)[:0]
-	for _, part := range [...]string{strings.ToUpper(r.Method), m.upstream(r), r.Path, m.canonQuery(r.Query)} {
+	for _, part := range [...]string{strings.ToUpper(r.Method), m.upstream(r), r.Path} {
 		b = append(b, part...)
 		b = append(b, 0)
 	}
+	b = append(m.appendQuery(b, r.Query), 0)
 	for _, name := range m.headers {
 		b = append(b, name...)
 		b = append(b, ':')

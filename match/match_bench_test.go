@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 	"github.com/llmproxy/llmproxy/match"
 )
 
@@ -109,5 +110,24 @@ func TestKeyValuesAreStable(t *testing.T) {
 		if got != w {
 			t.Errorf("%s: key %s, want %s", name, got, w)
 		}
+	}
+}
+
+// BenchmarkScan is the one-pass canonical scan of the body alone, into a
+// reused buffer: Key without the hash, the request line, the headers and
+// the allocations.
+func BenchmarkScan(b *testing.B) {
+	for bname, body := range benchBodies() {
+		b.Run(bname, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			var out []byte
+			for b.Loop() {
+				var ok bool
+				if out, ok = jsonvalue.Ignore(nil).AppendCanonicalBytes(out[:0], body); !ok {
+					b.Fatal("refused")
+				}
+			}
+		})
 	}
 }

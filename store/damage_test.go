@@ -80,7 +80,8 @@ func goodCassette(t *testing.T, n int) []byte {
 }
 
 // useStore does what llmproxy does with a cassette: a reader reads every
-// interaction, fixture and index entry; a writer also appends.
+// interaction (through the map, and by id: with pread in a reader), fixture
+// and index entry; a writer also appends.
 func useStore(path string, readOnly bool) error {
 	s, err := store.Open(path, &store.Options{ReadOnly: readOnly, LockTimeout: time.Second})
 	if err != nil {
@@ -104,6 +105,11 @@ func useStore(path string, readOnly bool) error {
 	if _, err := s.Shape("shape"); err != nil {
 		return err
 	}
+	for id := uint64(0); id <= 26; id++ {
+		if _, err := s.Get(id); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
 	if !readOnly {
 		if _, err := appendOne(s, "new", "shape", func(uint64) ([]byte, error) { return []byte("new"), nil }); err != nil {
 			return err
@@ -116,18 +122,34 @@ func useStore(path string, readOnly bool) error {
 // writing, and uses them. No damage may crash or hang the process; every
 // error names the file; a damaged file that a writer refuses is left as it
 // was. Damage inside a value's bytes is not the store's to see (values are
-// opaque; the cassette layer rejects what does not decode).
+// opaque; the cassette layer rejects what does not decode). The page walk
+// at open, whether it maps the file or reads it with ReadAt, refuses each
+// file with the same error.
 func TestDamagedFiles(t *testing.T) {
 	good := goodCassette(t, 24)
 	cases := damagedCases(len(good), 100)
 	dir := t.TempDir()
 	outcomes := map[string]int{}
+	errs := map[string]string{} // by case: the reader's error, with the walk mapping the file
 	for _, tc := range cases {
 		bad := tc.damage(bytes.Clone(good))
-		for _, ro := range []bool{true, false} {
+		for _, run := range []struct {
+			ro, readAt bool
+		}{{true, false}, {false, false}, {true, true}} {
+			ro := run.ro
 			path := filepath.Join(dir, "damaged.cassette")
 			if err := os.WriteFile(path, bad, 0o644); err != nil {
 				t.Fatal(err)
+			}
+			if run.readAt {
+				// The same reader, with the walk reading the file.
+				restore := store.WalkWithReadAtForTest()
+				err := useStore(path, ro)
+				restore()
+				if got, want := fmt.Sprint(err), errs[tc.name]; got != want {
+					t.Errorf("%s: with the walk reading the file, %s; mapping it, %s", tc.name, got, want)
+				}
+				continue
 			}
 			done := make(chan error, 1)
 			go func() { done <- useStore(path, ro) }()
@@ -136,6 +158,9 @@ func TestDamagedFiles(t *testing.T) {
 			case err = <-done:
 			case <-time.After(10 * time.Second):
 				t.Fatalf("%s (read-only %v): still running after 10 s", tc.name, ro)
+			}
+			if ro {
+				errs[tc.name] = fmt.Sprint(err)
 			}
 			mode := map[bool]string{true: "reader", false: "writer"}[ro]
 			switch {

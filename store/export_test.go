@@ -22,7 +22,49 @@ func WalkPages(path string) error {
 		return err
 	}
 	defer f.Close()
-	return walkPages(f)
+	_, err = walkPages(f, false)
+	return err
+}
+
+// WalkWithReadAtForTest makes the page walk read the file with ReadAt, as
+// it does where the system does not map files, and returns a function that
+// restores the default. It must not run alongside Opens.
+func WalkWithReadAtForTest() (restore func()) {
+	walkReadAt = true
+	return func() { walkReadAt = false }
+}
+
+// WalkMaps runs the page walk alone on the file at path, and returns how
+// many times it mapped its window.
+func WalkMaps(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	w := &walker{f: f, size: st.Size(), win: newWindow(f, st.Size())}
+	defer w.win.close()
+	if err := w.walkGuarded(); err != nil {
+		return 0, err
+	}
+	if w.win == nil {
+		return 0, nil
+	}
+	return w.win.maps, nil
+}
+
+// ValueTableBytes is, for a store that reads its values with pread, the
+// memory its table of their places holds, and -1 for one that reads them
+// through the map.
+func (s *Store) ValueTableBytes() int {
+	if s.values == nil {
+		return -1
+	}
+	return 8*cap(s.values.off) + 4*cap(s.values.n)
 }
 
 // WalkAfterOpenForTest makes Open run the page walk after bolt.Open, as it
@@ -35,3 +77,13 @@ func WalkAfterOpenForTest() (restore func()) {
 
 // ResidentDrops is how many times the store has dropped its map's pages.
 func (s *Store) ResidentDrops() int64 { return s.res.drops.Load() }
+
+// ValuePageBytes is, for a store that reads its values with pread, the size
+// of the interactions bucket's pages (0 when the bucket is inline), and -1
+// for one that reads them through the map.
+func (s *Store) ValuePageBytes() int64 {
+	if s.values == nil {
+		return -1
+	}
+	return s.values.pageBytes
+}

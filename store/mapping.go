@@ -37,6 +37,8 @@ type resident struct {
 	size   int64   // bytes of the map the file's pages cover
 	page   int64   // the file's page size
 	drops  atomic.Int64
+
+	lookupsBounded bool // see valuesApart
 }
 
 // keepWhole is how many times the limit a file may be and still stay
@@ -52,6 +54,24 @@ const keepWhole = 4
 // pagesPerRead is what a read is charged beyond its value: the pages of the
 // path from a bucket's root to the leaf.
 const pagesPerRead = 4
+
+// valuesApart records that Get reads values with pread (see valueTable),
+// never through the map: of the file, only the rest of it, all but the
+// interactions bucket's valueBytes, is what index lookups can touch. When
+// that rest is no larger than a file that stays mapped whole, lookups go
+// uncharged and never drop the map's pages (at 100 000 interactions the
+// rest is 15 MB). Values read through the map (ForEach, Range) are still
+// charged, and drop the pages past the limit.
+func (r *resident) valuesApart(valueBytes int64) {
+	r.lookupsBounded = r.size-valueBytes <= keepWhole*r.limit
+}
+
+// lookup charges an index lookup: the pages of its path to a leaf.
+func (r *resident) lookup() {
+	if !r.lookupsBounded {
+		r.read(0)
+	}
+}
 
 // read charges a read of a value of n bytes.
 func (r *resident) read(n int) {

@@ -47,9 +47,12 @@ func mappedRSS(t *testing.T, path string) int64 {
 }
 
 // TestResidentLimit reads every interaction of a cassette of 16 MB from a
-// read-only store: with a limit of 2 MB, what stays mapped in the process
-// stays near the limit; with no limit, it is most of the file (which shows
-// that the measure sees what it should). It measures memory, not time.
+// read-only store. Get and Read's Tx.Get read values with pread, so what
+// stays mapped in the process is the rest of the file at most (here its
+// index, well under 1 MB), with a limit or none. ForEach reads them
+// through the map: with a limit of 2 MB, what stays mapped stays near the
+// limit; with no limit, it is most of the file (which shows that the
+// measure sees what it should). It measures memory, not time.
 func TestResidentLimit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.cassette")
 	path, err := filepath.EvalSymlinks(filepath.Dir(path))
@@ -76,13 +79,15 @@ func TestResidentLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		limit   int64
-		viaTx   bool // read in one transaction per interaction, as replay does
+		how     string // "get", "read" (one transaction per interaction, as replay does) or "foreach"
 		atMost  int64
 		atLeast int64
 	}{
-		{"limit of 2 MB", limit, false, 2*limit + 1<<20, 0},
-		{"limit of 2 MB, through Read", limit, true, 2*limit + 1<<20, 0},
-		{"no limit", -1, false, 1 << 40, n * size / 2},
+		{"limit of 2 MB, Get", limit, "get", 1 << 20, 0},
+		{"no limit, Get", -1, "get", 1 << 20, 0},
+		{"no limit, through Read", -1, "read", 1 << 20, 0},
+		{"limit of 2 MB, ForEach", limit, "foreach", 2*limit + 1<<20, 0},
+		{"no limit, ForEach", -1, "foreach", 1 << 40, n * size / 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: tc.limit})
@@ -90,8 +95,22 @@ func TestResidentLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			for id := uint64(1); id <= n; id++ {
-				if tc.viaTx {
+			if s.ValueTableBytes() <= 0 {
+				t.Fatal("the store reads its values through the map")
+			}
+			if tc.how == "foreach" {
+				err := s.ForEach(func(id uint64, v []byte) error {
+					if len(v) != size || v[0] != byte(id-1) {
+						return fmt.Errorf("interaction %d: %d bytes", id, len(v))
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			for id := uint64(1); id <= n && tc.how != "foreach"; id++ {
+				if tc.how == "read" {
 					err := s.Read(func(tx *store.Tx) error {
 						if _, err := tx.Lookup(fmt.Sprint("key", id-1)); err != nil {
 							return err
@@ -227,14 +246,56 @@ func TestResidentLimitSmallFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for k := range 20 * n { // 18 MB of reads
-			if v, err := s.Get(uint64(k%n + 1)); err != nil || len(v) != size {
-				t.Fatalf("Get: %d bytes, %v", len(v), err)
+		for range 20 { // 18 MB of reads through the map
+			err := s.ForEach(func(id uint64, v []byte) error {
+				if len(v) != size {
+					return fmt.Errorf("interaction %d: %d bytes", id, len(v))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
 		}
 		if got := s.ResidentDrops() > 0; got != tc.drops {
 			t.Errorf("limit %d: %d drops, want drops %v", tc.limit, s.ResidentDrops(), tc.drops)
 		}
 		s.Close()
+	}
+}
+
+// TestPageWalkLeavesNothingMapped: the page walk at open reads a file
+// larger than its window through a map it moves along the file, and leaves
+// none of the file mapped when it returns.
+func TestPageWalkLeavesNothingMapped(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "c.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, size = 3000, 12 << 10 // about 40 MB: more than one window
+	recs := make([]store.Record, n)
+	for i := range recs {
+		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	maps, err := store.WalkMaps(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if maps < 2 {
+		t.Errorf("the walk mapped its window %d times, want at least 2 for a file of %d MB", maps, n*size>>20)
+	}
+	if rss := mappedRSS(t, path); rss != 0 {
+		t.Errorf("%d bytes of the file stay mapped after the walk", rss)
 	}
 }

@@ -11,7 +11,8 @@ import (
 // TestPageWalkReadsBoundedly checks what the walk reads, not how long it
 // takes: its buffers never exceed maxRunBytes however large the file, and
 // the overflow pages of large values are not read, so a file of large
-// values costs far less than its size.
+// values costs far less than its size. Through its window (see window) it
+// takes the same bytes as it reads with ReadAt.
 func TestPageWalkReadsBoundedly(t *testing.T) {
 	page := os.Getpagesize()
 	for _, tc := range []struct {
@@ -51,6 +52,19 @@ func TestPageWalkReadsBoundedly(t *testing.T) {
 			if err := w.walk(); err != nil {
 				t.Fatal(err)
 			}
+			// Through the window, it takes the same bytes, and maps
+			// no more at once than its window.
+			mapped := &walker{f: f, size: st.Size(), win: newWindow(f, st.Size())}
+			if err := mapped.walkGuarded(); err != nil {
+				t.Fatal(err)
+			}
+			mapped.win.close()
+			if mapped.stats != w.stats {
+				t.Errorf("through the window the walk took %+v, reading %+v", mapped.stats, w.stats)
+			}
+			if mapped.win != nil && (mapped.win.maps == 0 || len(mapped.win.b) > 0) {
+				t.Errorf("the window was mapped %d times, and holds %d bytes after the walk", mapped.win.maps, len(mapped.win.b))
+			}
 			if st.Size() <= maxRunBytes && tc.maxFactor == 1.0 {
 				t.Fatalf("the file (%d bytes) is no larger than one read buffer", st.Size())
 			}
@@ -62,5 +76,31 @@ func TestPageWalkReadsBoundedly(t *testing.T) {
 			}
 			t.Logf("file %d bytes; read %d bytes, largest read %d", st.Size(), w.stats.bytes, w.stats.largest)
 		})
+	}
+}
+
+// A table of value places is indexed by id: ids too sparse for that get no
+// table (their values are read through the map), and an id with no place
+// is not found.
+func TestValueTable(t *testing.T) {
+	if tab := newValueTable(nil); tab != nil {
+		t.Error("a table for no values")
+	}
+	if tab := newValueTable([]valuePlace{{id: 1, off: 4096, n: 3}, {id: 1 << 40, off: 8192, n: 3}}); tab != nil {
+		t.Error("a table for ids 1 and 1<<40")
+	}
+	tab := newValueTable([]valuePlace{{id: 3, off: 8192, n: 7}, {id: 1, off: 4096, n: 0}})
+	if tab == nil {
+		t.Fatal("no table for ids 1 and 3")
+	}
+	for _, c := range []struct {
+		id  uint64
+		off int64
+		n   uint32
+		ok  bool
+	}{{0, 0, 0, false}, {1, 4096, 0, true}, {2, 0, 0, false}, {3, 8192, 7, true}, {4, 0, 0, false}, {1 << 63, 0, 0, false}} {
+		if off, n, ok := tab.at(c.id); off != c.off || n != c.n || ok != c.ok {
+			t.Errorf("at(%d) = %d, %d, %v; want %d, %d, %v", c.id, off, n, ok, c.off, c.n, c.ok)
+		}
 	}
 }

@@ -15,8 +15,10 @@ import (
 )
 
 // Read sees the index and the records in one transaction; a missing id is
-// ErrNotFound, and a page damaged after the open is ErrCorrupt from the
-// Tx method that met it, never a panic.
+// ErrNotFound. A page damaged after the open is ErrCorrupt from the Tx
+// method that met it, never a panic: in a writable store, which reads
+// values through the map, a page header; in a read-only store, which
+// reads them with pread, a file cut short.
 func TestRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.cassette")
 	s, err := store.Open(path, nil)
@@ -49,9 +51,17 @@ func TestRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if s.ValueTableBytes() <= 0 {
+		t.Error("the read-only store reads its values through the map")
+	}
+	s.Close()
 
 	// Another program writes the file behind the lock: the page holding the
 	// record gets a page type bbolt does not know.
+	if s, err = store.Open(path, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +85,54 @@ func TestRead(t *testing.T) {
 	})
 	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "interaction 1") || !strings.Contains(err.Error(), path) {
 		t.Errorf("Get on a damaged page: %v, want ErrCorrupt naming the file and interaction 1", err)
+	}
+}
+
+// A read-only store's Tx.Get reads a value with pread: a file cut short
+// after the open (behind the lock) is an error naming the file and the
+// interaction, wrapping ErrCorrupt, never a panic; a value before the cut
+// still reads back.
+func TestReadValueFileCut(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.cassette")
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []store.Record
+	for id := uint64(1); id <= 40; id++ {
+		recs = append(recs, store.Record{ID: id, Key: fmt.Sprint("k", id), Shape: "s", Value: bytes.Repeat([]byte{byte(id)}, 2000)})
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err = store.Open(path, &store.Options{ReadOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.ValueTableBytes() <= 0 {
+		t.Fatal("the read-only store reads its values through the map")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndex(raw, recs[39].Value)
+	if last < 0 {
+		t.Fatal("interaction 40 not found in the file")
+	}
+	if err := os.Truncate(path, int64(last+1000)); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Read(func(tx *store.Tx) error {
+		_, err := tx.Get(40)
+		return err
+	})
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "interaction 40") || !strings.Contains(err.Error(), path) {
+		t.Errorf("Get of a value cut short: %v, want ErrCorrupt naming the file and interaction 40", err)
+	}
+	if v, err := s.Get(1); err != nil || !bytes.Equal(v, recs[0].Value) {
+		t.Errorf("Get(1) before the cut: %d bytes, %v", len(v), err)
 	}
 }
 

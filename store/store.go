@@ -70,7 +70,9 @@ type Options struct {
 	// the limit at most, whatever the file's size. A file no larger than
 	// four times the limit stays mapped whole: dropping its pages would
 	// hold no less. Zero means DefaultResidentLimit; negative, no bound. A
-	// writable store does not drop pages.
+	// writable store does not drop pages. (A read-only store's Get reads
+	// values with pread, leaving them unmapped; what the limit bounds is
+	// what ForEach, Range and index lookups touch.)
 	ResidentLimit int64
 	// MapSize, when larger than the file, is the size a writer maps at
 	// open: the size the file is expected to reach. bbolt maps the file
@@ -134,6 +136,10 @@ type Store struct {
 
 	res resident // for a read-only store: bounds what stays mapped
 	txs txPool   // for a read-only store: the read transactions Read reuses
+	// values, in a read-only store opened with the page walk, locates the
+	// interactions' values in file, which Tx.Get reads them from.
+	values *valueTable
+	file   *os.File
 }
 
 // Open opens the cassette at path, creating it unless opts.ReadOnly.
@@ -165,7 +171,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if !o.ReadOnly && o.MapSize > 0 && o.MapSize <= maxMapSize {
 		bo.InitialMmapSize = int(o.MapSize)
 	}
-	db, err := openBolt(path, bo, true)
+	db, opened, err := openBolt(path, bo, true)
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
@@ -179,6 +185,9 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now, reset: o.Overwrite && !o.ReadOnly, upgrade: o.Upgrade}
+	if o.ReadOnly {
+		s.values, s.file = opened.values, opened.file
+	}
 	if err := s.init(o.Version); err != nil {
 		db.Close()
 		return nil, err
@@ -190,6 +199,9 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		info := db.Info()
 		s.res.addr, s.res.page = info.Data, int64(info.PageSize)
+		if s.values != nil {
+			s.res.valuesApart(s.values.pageBytes)
+		}
 	}
 	return s, nil
 }
@@ -209,7 +221,11 @@ func Open(path string, opts *Options) (*Store, error) {
 // none, walks the whole tree. Where lockFile cannot take bbolt's lock
 // first, the walk runs as soon as bolt.Open returns, which covers the tree
 // but not a writer's freelist load.
-func openBolt(path string, opts *bolt.Options, walk bool) (db *bolt.DB, err error) {
+//
+// For a read-only file, the walk also locates the interactions' values
+// (see valueTable); openBolt returns their table with the file it is
+// for.
+func openBolt(path string, opts *bolt.Options, walk bool) (db *bolt.DB, o opened, err error) {
 	var f *os.File
 	walked := !walk || skipPageWalk
 	opts.OpenFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
@@ -225,7 +241,7 @@ func openBolt(path string, opts *bolt.Options, walk bool) (db *bolt.DB, err erro
 		}
 		if locked {
 			walked = true
-			if err := walkPages(file); err != nil {
+			if o.values, err = walkPages(file, opts.ReadOnly); err != nil {
 				unlock(file)
 				file.Close()
 				return nil, err
@@ -243,17 +259,28 @@ func openBolt(path string, opts *bolt.Options, walk bool) (db *bolt.DB, err erro
 				unlock(f)
 				f.Close()
 			}
-			db, err = nil, fmt.Errorf("%v: %w", r, ErrCorrupt)
+			db, o, err = nil, opened{}, fmt.Errorf("%v: %w", r, ErrCorrupt)
 		}
 	}()
-	if db, err = bolt.Open(path, 0o644, opts); err != nil || walked {
-		return db, err
+	if db, err = bolt.Open(path, 0o644, opts); err != nil {
+		return nil, opened{}, err
 	}
-	if err := walkPages(f); err != nil {
+	o.file = f
+	if walked {
+		return db, o, nil
+	}
+	if o.values, err = walkPages(f, opts.ReadOnly); err != nil {
 		db.Close()
-		return nil, err
+		return nil, opened{}, err
 	}
-	return db, nil
+	return db, o, nil
+}
+
+// opened is what openBolt found beside the bbolt file: the file bbolt
+// reads, and the table of its values when the walk made one.
+type opened struct {
+	file   *os.File
+	values *valueTable
 }
 
 // callbackPanic carries a panic raised by a caller's function out through
@@ -649,6 +676,14 @@ var errNoneStored = errors.New("no interaction to store")
 // Get returns the interaction with the given id.
 func (s *Store) Get(id uint64) ([]byte, error) {
 	var v []byte
+	if s.values != nil {
+		err := s.Read(func(tx *Tx) error {
+			got, err := tx.Get(id)
+			v = bytes.Clone(got)
+			return err
+		})
+		return v, err
+	}
 	err := s.view("read", func(tx *bolt.Tx) error {
 		got := tx.Bucket(bucketInteractions).Get(idKey(id))
 		if got == nil {
@@ -685,7 +720,7 @@ func (s *Store) seek(bucket []byte, key string) ([]uint64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cassette %s: %w", s.path, err)
 	}
-	s.res.read(0)
+	s.res.lookup()
 	return ids, nil
 }
 
@@ -713,6 +748,11 @@ type Tx struct {
 	tx   *bolt.Tx
 	path string
 	res  *resident
+	// values, in a read-only store that has them, locates the values Get
+	// reads from file, into buf (reused by the next Read).
+	values *valueTable
+	file   *os.File
+	buf    []byte
 	// index and interactions are the transaction's buckets, opened once;
 	// nil until first used.
 	index, interactions *bolt.Bucket
@@ -727,7 +767,8 @@ func (t *Tx) bucket(b **bolt.Bucket, name []byte) *bolt.Bucket {
 }
 
 // Read runs fn in one read transaction. The bytes a Tx returns are the
-// file's mapped pages: valid only until fn returns, and never to be
+// file's mapped pages, or in a read-only store the values Get read into
+// the transaction's buffer: valid only until fn returns, and never to be
 // changed. While fn runs, a write of this process that must grow the file
 // (and with it the memory map) waits for fn to return; no other write
 // waits. A damaged page that a Tx method meets is its error, wrapping
@@ -760,7 +801,7 @@ func (s *Store) Read(fn func(tx *Tx) error) error {
 		if t, err = s.txs.get(s.db); err != nil {
 			return err
 		}
-		t.path, t.res = s.path, &s.res
+		t.path, t.res, t.values, t.file = s.path, &s.res, s.values, s.file
 		return callback(func() error { return fn(t) })
 	})
 	keep = err == nil
@@ -796,6 +837,7 @@ func (p *txPool) get(db *bolt.DB) (*Tx, error) {
 func (p *txPool) put(t *Tx, keep bool) {
 	p.mu.Lock()
 	if keep && !p.closed {
+		t.reuse()
 		p.idle = append(p.idle, t)
 		p.mu.Unlock()
 		return
@@ -832,12 +874,19 @@ func (t *Tx) read(what func() string, fn func() error) (err error) {
 // Lookup returns, in recorded order, the ids indexed under a match key.
 func (t *Tx) Lookup(key string) (ids []uint64, err error) {
 	err = t.read(func() string { return "index" }, func() error { ids = seekIn(t.bucket(&t.index, bucketIndex), key); return nil })
-	t.res.read(0)
+	t.res.lookup()
 	return ids, err
 }
 
-// Get returns the stored record of an interaction, the file's own bytes.
+// Get returns the stored record of an interaction: the file's own mapped
+// bytes, or, in a read-only store, a copy read from the file (see
+// valueTable), in a buffer of the transaction that a later Read reuses.
+// Either is valid only until the Read's fn returns, and never to be
+// changed.
 func (t *Tx) Get(id uint64) (v []byte, err error) {
+	if t.values != nil {
+		return t.readValue(id)
+	}
 	err = t.read(func() string { return fmt.Sprint("interaction ", id) }, func() error {
 		if v = t.bucket(&t.interactions, bucketInteractions).Get(idKey(id)); v == nil {
 			return fmt.Errorf("cassette %s: interaction %d: %w", t.path, id, ErrNotFound)

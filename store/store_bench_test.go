@@ -1,13 +1,18 @@
 package store_test
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/llmproxy/llmproxy/store"
 )
@@ -159,4 +164,97 @@ func BenchmarkOpen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOpenCassette opens the cassette LLMPROXY_BENCH_CASSETTE names
+// read-only, as replay does (the page walk included), and closes it; it
+// reports the process's CPU time per open beside the wall time. Without
+// the variable it is skipped.
+func BenchmarkOpenCassette(b *testing.B) {
+	path := os.Getenv("LLMPROXY_BENCH_CASSETTE")
+	if path == "" {
+		b.Skip("LLMPROXY_BENCH_CASSETTE names no cassette")
+	}
+	var before, after syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	for b.Loop() {
+		s, err := store.Open(path, &store.Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s.Close()
+	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	cpu := func(ru syscall.Rusage) time.Duration { return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) }
+	b.ReportMetric(float64((cpu(after)-cpu(before)).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(procStatus(b, "VmHWM:"))/(1<<20), "peak-MB")
+}
+
+// BenchmarkReadCassette reads a large cassette as replay does — in one
+// read transaction, a match-key lookup and the read of an interaction,
+// both at random — and reports the process's RSS after the reads and its
+// peak. The cassette is the file LLMPROXY_BENCH_CASSETTE names (one built
+// by `llmproxy import` outside the repository, such as the bench's
+// 100 000-interaction scale cassette); without it the benchmark is skipped.
+func BenchmarkReadCassette(b *testing.B) {
+	path := os.Getenv("LLMPROXY_BENCH_CASSETTE")
+	if path == "" {
+		b.Skip("LLMPROXY_BENCH_CASSETTE names no cassette")
+	}
+	s, err := store.Open(path, &store.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	n, err := s.Last()
+	if err != nil || n == 0 {
+		b.Fatalf("Last: %d, %v", n, err)
+	}
+	keys := make([]string, 4096)
+	for i := range keys {
+		keys[i] = benchKey(i)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var bytes int64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		id := rng.Uint64N(n) + 1
+		err := s.Read(func(tx *store.Tx) error {
+			if _, err := tx.Lookup(keys[i%len(keys)]); err != nil {
+				return err
+			}
+			v, err := tx.Get(id)
+			bytes += int64(len(v))
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(bytes)/float64(b.N), "B/value")
+	rss, peak := procStatus(b, "VmRSS:"), procStatus(b, "VmHWM:")
+	b.ReportMetric(float64(rss)/(1<<20), "RSS-MB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+}
+
+// procStatus is a size, in bytes, from /proc/self/status (0 where there is
+// none).
+func procStatus(b *testing.B, field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) == 3 && fields[0] == field {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

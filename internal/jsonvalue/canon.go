@@ -1,10 +1,14 @@
 package jsonvalue
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/match"
@@ -151,6 +155,18 @@ func (ig Ignore) advanceInto(stack *[]int, live []int, depth int, seg string, in
 	return st[base:len(st):len(st)], false
 }
 
+// namesIndex reports whether a pattern of live matches an element at depth
+// by its index: one whose segment there is neither "*" nor "#", which
+// match any element whatever its index.
+func (ig Ignore) namesIndex(live []int, depth int) bool {
+	for _, pi := range live {
+		if p := ig[pi]; depth < len(p) && p[depth] != "*" && p[depth] != "#" {
+			return true
+		}
+	}
+	return false
+}
+
 // canonInto appends the canonical form of v. It stops at the first number
 // out of range, leaving it in st.err with its path.
 func (ig Ignore) canonInto(st *canonState, b []byte, v gjson.Result, live []int, depth int) []byte {
@@ -226,26 +242,64 @@ func (ig Ignore) canonInto(st *canonState, b []byte, v gjson.Result, live []int,
 }
 
 // AppendString appends s quoted exactly as strconv.AppendQuote does (the
-// canonical form, and so every match key, depends on it), with a fast path
-// for printable ASCII, where that quoting only escapes '"' and '\\'.
+// canonical form, and so every match key, depends on it): printable
+// runes as they are but '"' and '\\' escaped, and the others escaped as
+// that quoting escapes them. Runs of printable ASCII are copied whole;
+// only the other runes are read one by one.
 func AppendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e {
-			return strconv.AppendQuote(b, s)
-		}
-	}
 	b = append(b, '"')
-	for {
-		i := strings.IndexAny(s, `"\\`)
-		if i < 0 {
+	for len(s) > 0 {
+		n := plainPrefix(s)
+		b = append(b, s[:n]...)
+		if s = s[n:]; s == "" {
 			break
 		}
-		b = append(b, s[:i]...)
-		b = append(b, '\\', s[i])
-		s = s[i+1:]
+		switch c := s[0]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+			s = s[1:]
+		case c < utf8.RuneSelf: // a control byte or DEL
+			b = appendQuotedRune(b, s[:1])
+			s = s[1:]
+		default:
+			r, w := utf8.DecodeRuneInString(s)
+			if w > 1 && strconv.IsPrint(r) {
+				b = append(b, s[:w]...) // valid UTF-8 is its own encoding
+			} else {
+				b = appendQuotedRune(b, s[:w])
+			}
+			s = s[w:]
+		}
 	}
-	b = append(b, s...)
 	return append(b, '"')
+}
+
+// plainPrefix is the length of the printable ASCII at the start of s, up
+// to the first '"' or '\\', read eight bytes at a time.
+func plainPrefix(s string) int {
+	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if stop := unplainBytes(binary.LittleEndian.Uint64(b[i:])); stop != 0 {
+			return i + bits.TrailingZeros64(stop)>>3
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
+}
+
+// appendQuotedRune appends the spelling strconv.AppendQuote gives the one
+// rune (or byte that is not UTF-8) r inside its quotes: it quotes every
+// rune on its own.
+func appendQuotedRune(b []byte, r string) []byte {
+	start := len(b)
+	b = strconv.AppendQuote(b, r)
+	n := copy(b[start:], b[start+1:len(b)-1])
+	return b[:start+n]
 }
 
 // appendLeaf appends the canonical spelling of a scalar.

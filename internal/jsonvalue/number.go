@@ -2,6 +2,7 @@ package jsonvalue
 
 import (
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -242,20 +243,29 @@ func appendRat(b []byte, d decimal) []byte {
 				n = n*10 + uint64(part[i]-'0')
 			}
 		}
-		den := pow10[k]
-		g := gcd(n, den)
-		b = strconv.AppendUint(b, n/g, 10)
+		n, den := reduced(n, k)
+		b = strconv.AppendUint(b, n, 10)
 		b = append(b, '/')
-		return strconv.AppendUint(b, den/g, 10)
+		return strconv.AppendUint(b, den, 10)
 	}
 	n, _ := new(big.Int).SetString(d.hi+d.lo, 10)
 	den := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k)), nil)
 	return append(b, new(big.Rat).SetFrac(n, den).RatString()...)
 }
 
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
+// reduced is the fraction n/10^k in lowest terms, n > 0 and k <= 19:
+// their greatest common divisor is a product of twos and fives, divided out
+// by shifts and by divisions by a constant, which cost no division
+// instruction.
+func reduced(n uint64, k int) (num, den uint64) {
+	den = pow10[k]
+	twos := min(bits.TrailingZeros64(n), k)
+	n, den = n>>twos, den>>twos
+	for range k {
+		if n%5 != 0 {
+			break
+		}
+		n, den = n/5, den/5
 	}
-	return a
+	return n, den
 }

@@ -1,6 +1,8 @@
 package jsonvalue
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,7 +31,7 @@ func (ig Ignore) AppendCanonicalBytes(b []byte, doc []byte) (out []byte, ok bool
 	// without copying it: nothing it keeps outlives this call (names are
 	// compared and written out, never stored), and doc is not changed
 	// while it runs.
-	sc := scanner{s: unsafe.String(unsafe.SliceData(doc), len(doc)), ig: ig, out: b, scanStacks: *st}
+	sc := scanner{s: unsafe.String(unsafe.SliceData(doc), len(doc)), b: doc, ig: ig, out: b, scanStacks: *st}
 	defer func() { *st = sc.scanStacks }()
 	sc.skipSpace()
 	if sc.i == len(sc.s) || (sc.s[sc.i] != '{' && sc.s[sc.i] != '[') {
@@ -68,6 +70,8 @@ type scanStacks struct {
 	moved []byte
 	// unescaped holds a string with escapes, unescaped.
 	unescaped []byte
+	// index holds an array index spelled in decimal.
+	index []byte
 }
 
 // free empties the stacks and puts them back in the pool.
@@ -84,10 +88,12 @@ func (st *scanStacks) free() {
 	stacks.Put(st)
 }
 
-// scanner is the state of one AppendCanonicalBytes: the document, the
-// position in it, the output, and the stacks.
+// scanner is the state of one AppendCanonicalBytes: the document (as a
+// string and as the bytes it shares), the position in it, the output, and
+// the stacks.
 type scanner struct {
 	s     string
+	b     []byte
 	i     int
 	depth int // arrays and objects open at i
 	ig    Ignore
@@ -95,35 +101,90 @@ type scanner struct {
 	scanStacks
 }
 
-// span is an object member written to the output: where its name lies in
-// the document (or, when escaped >= 0, which of names it is unescaped),
-// whether the name is plain (see stringEnd), and where its `"name":value`
-// lies in the output. It holds no pointer, so sorting spans moves integers
-// only.
+// span is an object member written to the output: the first eight bytes
+// of its name (see nameKey), where its name lies in the document (or,
+// when escaped >= 0, which of names it is unescaped), and where its
+// `"name":value` lies in the output. It holds no pointer, so sorting spans
+// moves integers only.
 type span struct {
+	key                uint64
 	nameStart, nameEnd int
 	escaped            int
-	plain              bool
 	start, end         int
 }
 
 // name is the unescaped name of a member.
-func (sc *scanner) name(m span) string {
+func (sc *scanner) name(m *span) string {
 	if m.escaped >= 0 {
 		return sc.names[m.escaped]
 	}
 	return sc.s[m.nameStart:m.nameEnd]
 }
 
-func (sc *scanner) skipSpace() {
-	for sc.i < len(sc.s) {
-		switch sc.s[sc.i] {
-		case ' ', '\t', '\n', '\r':
-			sc.i++
-		default:
-			return
-		}
+// less reports whether member x's name sorts before member y's. The keys
+// decide, but for two names that share their first eight bytes (or differ
+// only by trailing NUL bytes), which are compared whole.
+func (sc *scanner) less(x, y *span) bool {
+	if x.key != y.key {
+		return x.key < y.key
 	}
+	return sc.name(x) < sc.name(y)
+}
+
+// nameKey is the first eight bytes of name, big-endian, zeros after a
+// shorter name: of two names whose keys differ, the one with the smaller
+// key sorts first.
+func nameKey(name string) uint64 {
+	var k uint64
+	for i := range min(len(name), 8) {
+		k |= uint64(name[i]) << (56 - 8*i)
+	}
+	return k
+}
+
+// docNameKey is nameKey of the name at sc.s[start:end], read with one
+// load when the document holds eight bytes from start.
+func (sc *scanner) docNameKey(start, end int) uint64 {
+	if start+8 > len(sc.b) {
+		return nameKey(sc.s[start:end])
+	}
+	k := binary.BigEndian.Uint64(sc.b[start:])
+	if n := end - start; n < 8 {
+		k &^= ^uint64(0) >> (8 * n) // the bytes after the name
+	}
+	return k
+}
+
+// skipSpace skips the whitespace at sc.i, if any.
+func (sc *scanner) skipSpace() {
+	if sc.i < len(sc.s) && sc.s[sc.i] > ' ' {
+		return // none, the common case
+	}
+	sc.skipSpaceSlow()
+}
+
+// skipSpaceSlow is skipSpace past a run of whitespace. It is kept out of
+// line so that skipSpace, called between every two tokens, is inlined.
+//
+//go:noinline
+func (sc *scanner) skipSpaceSlow() {
+	i, s := sc.i, sc.s
+	for i < len(s) {
+		if i+8 <= len(sc.b) {
+			// The spaces of an indentation, up to eight at once.
+			if n := bits.TrailingZeros64(binary.LittleEndian.Uint64(sc.b[i:])^lsb*' ') >> 3; n > 0 {
+				i += n
+				continue
+			}
+		}
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+			continue
+		}
+		break
+	}
+	sc.i = i
 }
 
 // value reads the value at sc.i, which level containers enclose; with
@@ -133,6 +194,8 @@ func (sc *scanner) value(live []int, level int, emit bool) bool {
 		return false
 	}
 	switch c := sc.s[sc.i]; {
+	case c == '"':
+		return sc.str(emit)
 	case c == '{' || c == '[':
 		sc.i++
 		if sc.depth++; sc.depth > MaxDepth {
@@ -146,8 +209,6 @@ func (sc *scanner) value(live []int, level int, emit bool) bool {
 		}
 		sc.depth--
 		return ok
-	case c == '"':
-		return sc.str(emit)
 	case c == '-' || (c >= '0' && c <= '9'):
 		return sc.number(emit)
 	case c == 't':
@@ -190,7 +251,9 @@ func (sc *scanner) next(closing byte) (more, ok bool) {
 	return false, false
 }
 
-// object reads an object's members, sc.i just past its '{'.
+// object reads an object's members, sc.i just past its '{'. It writes the
+// members in document order, noting whether that is the order of their
+// names, and sorts them at the end only if it is not.
 func (sc *scanner) object(live []int, level int, emit bool) bool {
 	start, base := len(sc.out), len(sc.members)
 	if emit {
@@ -204,34 +267,14 @@ func (sc *scanner) object(live []int, level int, emit bool) bool {
 		}
 		return true
 	}
+	inOrder := true
 	for more := true; more; {
-		m, ok := sc.memberName()
-		if !ok {
-			return false
-		}
-		name := sc.name(m)
-		sc.skipSpace()
-		if sc.i == len(sc.s) || sc.s[sc.i] != ':' {
-			return false
-		}
-		sc.i++
-		sc.skipSpace()
-		mark := len(sc.live)
-		next, ignored := sc.ig.advanceInto(&sc.live, live, level, name, false)
-		if !emit || ignored {
-			ok = sc.value(nil, level+1, false)
+		var ok bool
+		if emit {
+			ok = sc.member(live, level, base, &inOrder)
 		} else {
-			if len(sc.members) > base {
-				sc.out = append(sc.out, ',')
-			}
-			m.start = len(sc.out)
-			sc.out = sc.appendName(m, name)
-			sc.out = append(sc.out, ':')
-			ok = sc.value(next, level+1, true)
-			m.end = len(sc.out)
-			sc.members = append(sc.members, m)
+			ok = sc.skipMember(level)
 		}
-		sc.live = sc.live[:mark]
 		if !ok {
 			return false
 		}
@@ -240,31 +283,164 @@ func (sc *scanner) object(live []int, level int, emit bool) bool {
 		}
 	}
 	if emit {
-		sc.sortMembers(start, base)
+		if !inOrder {
+			sc.sortMembers(start, base)
+		}
 		sc.out = append(sc.out, '}')
 	}
 	sc.members = sc.members[:base]
 	return true
 }
 
+// colon reads the ':' after a member's name and the whitespace around it.
+func (sc *scanner) colon() bool {
+	sc.skipSpace()
+	if sc.i == len(sc.s) || sc.s[sc.i] != ':' {
+		return false
+	}
+	sc.i++
+	sc.skipSpace()
+	return true
+}
+
+// skipMember reads a member of an object that is not written.
+func (sc *scanner) skipMember(level int) bool {
+	if sc.i == len(sc.s) || sc.s[sc.i] != '"' {
+		return false
+	}
+	end, _, _, ok := sc.stringEnd()
+	if !ok {
+		return false
+	}
+	sc.i = end + 1
+	return sc.colon() && sc.value(nil, level+1, false)
+}
+
+// member reads a member of an object whose members start at base in
+// sc.members, and writes it unless live ignores it; it clears *inOrder if
+// the member's name sorts before the previous member's. The member's span
+// is filled in place on the stack, so that the values below it push
+// theirs above it.
+func (sc *scanner) member(live []int, level, base int, inOrder *bool) bool {
+	k := len(sc.members)
+	if k < cap(sc.members) {
+		sc.members = sc.members[:k+1]
+	} else {
+		sc.members = append(sc.members, span{})
+	}
+	verbatim, ok := sc.memberName(&sc.members[k])
+	if !ok || !sc.colon() {
+		return false
+	}
+	var next []int
+	mark := len(sc.live)
+	if len(live) > 0 {
+		var ignored bool
+		next, ignored = sc.ig.advanceInto(&sc.live, live, level, sc.name(&sc.members[k]), false)
+		if ignored {
+			sc.live = sc.live[:mark]
+			sc.members = sc.members[:k]
+			return sc.value(nil, level+1, false)
+		}
+	}
+	m := &sc.members[k]
+	if k > base {
+		sc.out = append(sc.out, ',')
+		if *inOrder && sc.less(m, &sc.members[k-1]) {
+			*inOrder = false
+		}
+	}
+	m.start = len(sc.out)
+	if verbatim {
+		sc.out = append(sc.out, sc.s[m.nameStart-1:m.nameEnd+1]...)
+	} else {
+		sc.out = AppendString(sc.out, sc.name(m))
+	}
+	sc.out = append(sc.out, ':')
+	ok = sc.value(next, level+1, true)
+	sc.live = sc.live[:mark]
+	sc.members[k].end = len(sc.out) // m may be stale: the stack may have grown
+	return ok
+}
+
+// insertionSortMax is the most members sorted by insertion; more are
+// sorted by slices.SortStableFunc.
+const insertionSortMax = 16
+
 // sortMembers rewrites the members written since base in order of their
-// names, the first of equal names first, if they are not in that order
-// already; the object's '{' is at start.
+// names, the first of equal names first; the object's '{' is at start.
 func (sc *scanner) sortMembers(start, base int) {
 	ms := sc.members[base:]
-	byName := func(x, y span) int { return strings.Compare(sc.name(x), sc.name(y)) }
-	if slices.IsSortedFunc(ms, byName) {
+	if len(ms) <= insertionSortMax {
+		for k := 1; k < len(ms); k++ {
+			for j := k; j > 0 && sc.less(&ms[j], &ms[j-1]); j-- {
+				ms[j], ms[j-1] = ms[j-1], ms[j]
+			}
+		}
+	} else {
+		slices.SortStableFunc(ms, func(x, y span) int {
+			switch {
+			case sc.less(&x, &y):
+				return -1
+			case sc.less(&y, &x):
+				return 1
+			}
+			return 0
+		})
+	}
+	sc.permute(ms, start+1)
+}
+
+// permute moves the members ms, sorted, to their places in the object
+// body that starts at body: each member that moves is saved in sc.moved,
+// but the longest of them, which moves once, within the output. Members
+// already in their place (a sorted prefix, and a suffix behind members of
+// the same total length) stay put.
+func (sc *scanner) permute(ms []span, body int) {
+	lo, from := 0, body
+	for lo < len(ms) && ms[lo].start == from {
+		from = ms[lo].end + 1
+		lo++
+	}
+	hi, to := len(ms), len(sc.out)
+	for hi > lo && ms[hi-1].end == to {
+		to = ms[hi-1].start - 1
+		hi--
+	}
+	if lo == hi {
 		return
 	}
-	body := start + 1
-	sc.moved = append(sc.moved[:0], sc.out[body:]...)
-	slices.SortStableFunc(ms, byName)
-	sc.out = sc.out[:body]
-	for k, m := range ms {
-		if k > 0 {
-			sc.out = append(sc.out, ',')
+	// The members ms[lo:hi] fill out[from:to], commas between.
+	longest := lo
+	for k := lo + 1; k < hi; k++ {
+		if ms[k].end-ms[k].start > ms[longest].end-ms[longest].start {
+			longest = k
 		}
-		sc.out = append(sc.out, sc.moved[m.start-body:m.end-body]...)
+	}
+	moved := sc.moved[:0]
+	for k := lo; k < hi; k++ {
+		if k != longest {
+			moved = append(moved, sc.out[ms[k].start:ms[k].end]...)
+		}
+	}
+	sc.moved = moved
+	at := from
+	for k := lo; k < longest; k++ {
+		at += ms[k].end - ms[k].start + 1
+	}
+	copy(sc.out[at:], sc.out[ms[longest].start:ms[longest].end])
+	at, off := from, 0
+	for k := lo; k < hi; k++ {
+		if k > lo {
+			sc.out[at] = ','
+			at++
+		}
+		n := ms[k].end - ms[k].start
+		if k != longest {
+			copy(sc.out[at:at+n], moved[off:off+n])
+			off += n
+		}
+		at += n
 	}
 }
 
@@ -282,12 +458,19 @@ func (sc *scanner) array(live []int, level int, emit bool) bool {
 		return true
 	}
 	written := 0
+	// The index is spelled only for a pattern that names one: "*" and "#"
+	// match every element.
+	named := emit && sc.ig.namesIndex(live, level)
 	for n, more := 0, true; more; n++ {
 		var next []int
 		ignored := false
 		mark := len(sc.live)
 		if emit && len(live) > 0 {
-			next, ignored = sc.ig.advanceInto(&sc.live, live, level, strconv.Itoa(n), true)
+			seg := ""
+			if named {
+				seg = sc.indexName(n)
+			}
+			next, ignored = sc.ig.advanceInto(&sc.live, live, level, seg, true)
 		}
 		var ok bool
 		if !emit || ignored {
@@ -313,103 +496,207 @@ func (sc *scanner) array(live []int, level int, emit bool) bool {
 	return true
 }
 
+// indexName is the array index n spelled in decimal, valid until the next
+// call: the patterns compare it and keep nothing.
+func (sc *scanner) indexName(n int) string {
+	sc.index = strconv.AppendInt(sc.index[:0], int64(n), 10)
+	return unsafe.String(unsafe.SliceData(sc.index), len(sc.index))
+}
+
+// The bytes of an eight-byte word: the lowest bit of each, and the highest.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// stopBytes marks, by its highest bit, each byte of x (eight bytes of a
+// string literal) that a run of its content ends at: '"', '\\' and the
+// control bytes. Every byte is tested on its own, with no carry between
+// bytes.
+func stopBytes(x uint64) uint64 {
+	t := x &^ msb // each byte's low seven bits, so that no sum below carries
+	// The highest bit of each sum is clear where t is below 0x20, '"' and
+	// '\\' respectively.
+	return ^((t + lsb*(0x80-0x20)) & ((t ^ lsb*'"') + lsb*0x7f) & ((t ^ lsb*'\\') + lsb*0x7f)) &^ x & msb
+}
+
+// unplainBytes marks, by its highest bit, each byte of x that a verbatim
+// literal's run of plain bytes ends at: those of stopBytes, DEL, and the
+// bytes from 0x80.
+func unplainBytes(x uint64) uint64 {
+	t := x &^ msb
+	return (x | (t + lsb) | ^((t + lsb*(0x80-0x20)) & ((t ^ lsb*'"') + lsb*0x7f) & ((t ^ lsb*'\\') + lsb*0x7f))) & msb
+}
+
+// notPlain marks, by its highest bit, each byte of x that a run of plain
+// bytes of a literal ends at: while it is verbatim, those of unplainBytes;
+// after, those of stopBytes.
+func notPlain(x uint64, verbatim bool) uint64 {
+	if verbatim {
+		return unplainBytes(x)
+	}
+	return stopBytes(x)
+}
+
 // stringEnd checks the string literal at sc.i and returns the offset of
-// its closing quote, whether it holds an escape, and whether it is plain:
-// printable ASCII without escapes, its own canonical spelling.
-func (sc *scanner) stringEnd() (end int, escaped, plain, ok bool) {
-	s := sc.s
-	plain = true
-	for i := sc.i + 1; i < len(s); i++ {
-		for i < len(s) && plainByte[s[i]] {
-			i++ // the common bytes, skipped by one table look-up each
-		}
-		if i == len(s) {
+// its closing quote, whether it holds an escape, and whether it is
+// verbatim: printable ASCII whose escapes are all among \" \\ \b \f \n \r
+// \t, so that the literal is already what AppendString appends for its
+// content unescaped.
+func (sc *scanner) stringEnd() (end int, escaped, verbatim, ok bool) {
+	// Eight bytes at a time over the plain bytes, up to the closing quote
+	// of most literals; anything else is left to stringEndSlow.
+	i := sc.i + 1
+	for i+8 <= len(sc.b) {
+		if stop := unplainBytes(binary.LittleEndian.Uint64(sc.b[i:])); stop != 0 {
+			if i += bits.TrailingZeros64(stop) >> 3; sc.b[i] == '"' {
+				return i, false, true, true
+			}
 			break
 		}
-		switch c := s[i]; {
-		case c == '"':
-			return i, escaped, plain, true
-		case c < ' ':
-			return 0, false, false, false
-		case c > '~':
-			plain = false
-		case c == '\\':
-			escaped, plain = true, false
-			if i++; i == len(s) {
+		i += 8
+	}
+	return sc.stringEndSlow(i)
+}
+
+// stringEndSlow is stringEnd from offset i, up to which the literal is
+// plain. It reads the literal eight bytes at a time, each word's bytes
+// that are not plain (escapes, most often) handled in turn without
+// reading the word again.
+func (sc *scanner) stringEndSlow(i int) (end int, escaped, verbatim, ok bool) {
+	s, b := sc.s, sc.b
+	verbatim = true
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		next := i + 8
+		stop := notPlain(x, verbatim)
+		for stop != 0 {
+			j := i + bits.TrailingZeros64(stop)>>3
+			after := j + 1 // the first byte not read yet
+			switch c := b[j]; {
+			case c == '"':
+				return j, escaped, verbatim, true
+			case c < ' ':
 				return 0, false, false, false
-			}
-			switch s[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) {
+			case c == '\\':
+				n, plain, ok := escapeLen(s, j)
+				if !ok {
 					return 0, false, false, false
 				}
-				i += 4
+				escaped, verbatim, after = true, verbatim && plain, j+n
 			default:
+				verbatim = false // DEL, or a byte from 0x80
+			}
+			if after >= next {
+				next = after
+				break
+			}
+			stop = notPlain(x, verbatim) &^ (1<<(8*(after-i)) - 1)
+		}
+		i = next
+	}
+	for i < len(s) { // the last few bytes, one at a time
+		switch c := s[i]; {
+		case c == '"':
+			return i, escaped, verbatim, true
+		case c < ' ':
+			return 0, false, false, false
+		case c == '\\':
+			n, plain, ok := escapeLen(s, i)
+			if !ok {
 				return 0, false, false, false
 			}
+			escaped, verbatim = true, verbatim && plain
+			i += n
+			continue
+		case c > '~':
+			verbatim = false
 		}
+		i++
 	}
 	return 0, false, false, false
 }
 
-// memberName reads an object member's name: where it lies in the
-// document, or, when it holds an escape, which of sc.names it is.
-func (sc *scanner) memberName() (span, bool) {
+// escapeLen checks the escape at s[i], a backslash, and returns its
+// length and whether it is one of \" \\ \b \f \n \r \t, which a verbatim
+// literal may hold.
+func escapeLen(s string, i int) (n int, plain, ok bool) {
+	if i+1 == len(s) {
+		return 0, false, false
+	}
+	switch s[i+1] {
+	case '"', '\\', 'b', 'f', 'n', 'r', 't':
+		return 2, true, true
+	case '/':
+		return 2, false, true
+	case 'u':
+		if i+5 >= len(s) || !isHex(s[i+2]) || !isHex(s[i+3]) || !isHex(s[i+4]) || !isHex(s[i+5]) {
+			return 0, false, false
+		}
+		return 6, false, true
+	}
+	return 0, false, false
+}
+
+// memberName reads an object member's name into m, sc.i at its opening
+// quote: its key, where it lies in the document, or, when it holds an
+// escape, which of sc.names it is; and says whether the literal is
+// verbatim (see stringEnd).
+func (sc *scanner) memberName(m *span) (verbatim, ok bool) {
 	if sc.i == len(sc.s) || sc.s[sc.i] != '"' {
-		return span{}, false
+		return false, false
 	}
-	end, escaped, plain, ok := sc.stringEnd()
+	end, escaped, verbatim, ok := sc.stringEnd()
 	if !ok {
-		return span{}, false
+		return false, false
 	}
-	m := span{nameStart: sc.i + 1, nameEnd: end, escaped: -1, plain: plain}
+	m.nameStart, m.nameEnd, m.escaped = sc.i+1, end, -1
 	sc.i = end + 1
-	if escaped {
-		sc.unescaped = unescape(sc.unescaped[:0], sc.s[m.nameStart:m.nameEnd])
-		m.escaped = len(sc.names)
-		sc.names = append(sc.names, string(sc.unescaped))
+	if !escaped {
+		m.key = sc.docNameKey(m.nameStart, end)
+		return verbatim, true
 	}
-	return m, true
+	sc.unescaped = unescape(sc.unescaped[:0], sc.s[m.nameStart:end])
+	m.escaped = len(sc.names)
+	name := string(sc.unescaped)
+	sc.names = append(sc.names, name)
+	m.key = nameKey(name)
+	return verbatim, true
 }
 
-// appendName appends a member's name in canonical spelling.
-func (sc *scanner) appendName(m span, name string) []byte {
-	if m.plain {
-		return append(append(append(sc.out, '"'), name...), '"')
-	}
-	return AppendString(sc.out, name)
-}
-
+// str reads a string literal and, with emit set, appends its canonical
+// spelling: a verbatim literal as it is, any other quoted again.
 func (sc *scanner) str(emit bool) bool {
-	end, escaped, plain, ok := sc.stringEnd()
+	start := sc.i
+	end, escaped, verbatim, ok := sc.stringEnd()
 	if !ok {
 		return false
 	}
-	raw := sc.s[sc.i+1 : end]
 	sc.i = end + 1
 	switch {
 	case !emit:
 		return true
-	case plain:
-		sc.out = append(append(append(sc.out, '"'), raw...), '"')
+	case verbatim:
+		sc.out = append(sc.out, sc.s[start:end+1]...)
 		return true
 	case !escaped:
-		sc.out = AppendString(sc.out, raw)
+		sc.out = AppendString(sc.out, sc.s[start+1:end])
 		return true
 	}
-	sc.unescaped = unescape(sc.unescaped[:0], raw)
-	sc.out = appendStringBytes(sc.out, sc.unescaped)
+	sc.unescaped = unescape(sc.unescaped[:0], sc.s[start+1:end])
+	sc.out = AppendString(sc.out, unsafe.String(unsafe.SliceData(sc.unescaped), len(sc.unescaped))) // read at once, kept nowhere
 	return true
 }
 
-// number reads a JSON number and appends its canonical spelling.
+// number reads a JSON number and appends its canonical spelling: an
+// integer of at most 20 digits is its own, but "-0".
 func (sc *scanner) number(emit bool) bool {
 	s, start := sc.s, sc.i
 	i := start
 	if s[i] == '-' {
 		i++
 	}
+	first := i
 	switch {
 	case i == len(s) || s[i] < '0' || s[i] > '9':
 		return false
@@ -418,13 +705,16 @@ func (sc *scanner) number(emit bool) bool {
 	default:
 		i = digitsEnd(s, i)
 	}
+	integer := i - first // digits of an integer; 0 for another number
 	if i < len(s) && s[i] == '.' {
+		integer = 0
 		if i++; i == len(s) || s[i] < '0' || s[i] > '9' {
 			return false
 		}
 		i = digitsEnd(s, i)
 	}
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		integer = 0
 		if i++; i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
@@ -434,7 +724,11 @@ func (sc *scanner) number(emit bool) bool {
 		i = digitsEnd(s, i)
 	}
 	sc.i = i
-	if !emit {
+	switch raw := s[start:i]; {
+	case !emit:
+		return true
+	case integer > 0 && integer <= 20 && raw != "-0":
+		sc.out = append(sc.out, raw...)
 		return true
 	}
 	out, err := AppendNumber(sc.out, s[start:i])
@@ -444,15 +738,6 @@ func (sc *scanner) number(emit bool) bool {
 	sc.out = out
 	return true
 }
-
-// plainByte marks the bytes a string literal holds as they are in its
-// canonical spelling: printable ASCII but the quote and the backslash.
-var plainByte = func() (t [256]bool) {
-	for c := ' '; c <= '~'; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 func digitsEnd(s string, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -523,21 +808,4 @@ func hex4(s string) rune {
 		return 0
 	}
 	return rune(n)
-}
-
-// appendStringBytes is AppendString for bytes.
-func appendStringBytes(b, s []byte) []byte {
-	for _, c := range s {
-		if c < 0x20 || c > 0x7e {
-			return strconv.AppendQuote(b, string(s))
-		}
-	}
-	b = append(b, '"')
-	for _, c := range s {
-		if c == '"' || c == '\\' {
-			b = append(b, '\\')
-		}
-		b = append(b, c)
-	}
-	return append(b, '"')
 }

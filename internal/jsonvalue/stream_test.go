@@ -94,6 +94,23 @@ func TestAppendCanonicalBytesIsTheGeneralPath(t *testing.T) {
 	}
 }
 
+// The scan reads a string eight bytes at a time: every escape and every
+// byte outside printable ASCII is checked at each offset from a word's
+// start, in names and in values, and near the end of the document.
+func TestAppendCanonicalBytesAtEveryOffset(t *testing.T) {
+	specials := []string{`\"`, `\\`, `\n`, `\t`, `\/`, `\u00e9`, `\u0041`, `\ud83d\ude00`, `\ud800`, "é", "\x7f", "\xff", `\"\"`, `\\\"`, `\\"`, "\x01", `\x`, `\u12`}
+	for _, sp := range specials {
+		for before := range 18 {
+			for after := range 10 {
+				lit := `"` + strings.Repeat("a", before) + sp + strings.Repeat("b", after) + `"`
+				for _, doc := range []string{`{"k":` + lit + `,"j":1}`, `{` + lit + `:1,"j":2}`, `[` + lit + `]`, `[1,` + lit} {
+					checkOnePass(t, nil, []byte(doc))
+				}
+			}
+		}
+	}
+}
+
 // The one pass must be the path taken for real requests, not a fallback
 // that is never used.
 func TestAppendCanonicalBytesAnswersForCapturedRequests(t *testing.T) {
