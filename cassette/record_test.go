@@ -121,9 +121,10 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// SetHeaders sets the recorded headers as they were recorded, replacing
-// what the map held under their names and leaving the rest; each value
-// list is its own, so that appending to one changes no other.
+// SetHeaders sets the recorded headers as they were recorded, and the
+// body's Content-Length, replacing what the map held under their names and
+// leaving the rest; each value list is its own, so that appending to one
+// changes no other. A stream gets no Content-Length.
 func TestReplySetHeaders(t *testing.T) {
 	recorded := http.Header{"Content-Type": {"application/json"}, "X-Multi": {"a", "b", ""}, "Empty": {},
 		"Openai-Processing-Ms": {"574"}, "Set-Later": {"1", "2"}}
@@ -136,23 +137,40 @@ func TestReplySetHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := http.Header{"Content-Type": {"text/plain"}, "Kept": {"yes"}}
+	h := http.Header{"Content-Type": {"text/plain"}, "Kept": {"yes"}, "Content-Length": {"99"}}
 	rep.SetHeaders(h)
 	want := recorded.Clone()
-	want["Kept"] = []string{"yes"}
+	want["Kept"], want["Content-Length"] = []string{"yes"}, []string{"2"}
 	if !reflect.DeepEqual(h, want) {
 		t.Fatalf("headers after SetHeaders:\n%v\nwant\n%v", h, want)
 	}
-	for _, k := range []string{"Content-Type", "Empty", "Openai-Processing-Ms", "Set-Later"} {
+	appended := []string{"Content-Type", "Empty", "Openai-Processing-Ms", "Set-Later", "Content-Length"}
+	for _, k := range appended {
 		h[k] = append(h[k], "appended")
 	}
 	want = recorded.Clone()
-	for _, k := range []string{"Content-Type", "Empty", "Openai-Processing-Ms", "Set-Later"} {
+	want["Content-Length"] = []string{"2"}
+	for _, k := range appended {
 		want[k] = append(want[k], "appended")
 	}
 	want["Kept"] = []string{"yes"}
 	if !reflect.DeepEqual(h, want) {
 		t.Errorf("headers after appending to some:\n%v\nwant\n%v", h, want)
+	}
+
+	v, err = encode(&Interaction{ID: 2, Kind: "generic", Request: Request{Method: "GET", Path: "/"},
+		Response: Response{Status: 200, Headers: http.Header{"Content-Type": {"text/event-stream"}}, Framing: "sse",
+			Events: []Event{{AtMillis: 1, Data: Body("data: 1\n\n")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = replyOf(v); err != nil {
+		t.Fatal(err)
+	}
+	h = http.Header{}
+	rep.SetHeaders(h)
+	if want := (http.Header{"Content-Type": {"text/event-stream"}}); !reflect.DeepEqual(h, want) {
+		t.Errorf("headers of a stream: %v, want %v", h, want)
 	}
 }
 

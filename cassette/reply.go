@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/llmproxy/llmproxy/store"
 )
@@ -94,11 +95,17 @@ func (r *Reply) Streamed() bool { return r.framing != "" }
 func (r *Reply) Framing() string { return r.framing }
 
 // SetHeaders sets each recorded header in h, replacing what h holds under
-// that name. It costs two allocations however many headers there are: the
-// names and values are parts of one string, the value lists parts of one
-// slice.
+// that name, and, for a response not streamed, Content-Length, the length
+// of its body (a recording holds no framing header of its own). It costs
+// two allocations however many headers there are: the names and values are
+// parts of one string, the value lists parts of one slice.
 func (r *Reply) SetHeaders(h http.Header) {
-	all := string(r.headers)
+	var digits [20]byte
+	var length []byte // Content-Length's value, nil for a stream
+	if !r.Streamed() {
+		length = strconv.AppendInt(digits[:0], int64(len(r.rec.body)), 10)
+	}
+	all := string(length) + string(r.headers) // strOf reads the headers from its end
 	rd := reader{b: r.headers}
 	n, values := rd.count(), 0
 	for range n {
@@ -108,7 +115,7 @@ func (r *Reply) SetHeaders(h http.Header) {
 			values++
 		}
 	}
-	vs := make([]string, values)
+	vs := make([]string, values, values+1)
 	rd = reader{b: r.headers}
 	for range rd.count() {
 		k := rd.strOf(all)
@@ -117,6 +124,9 @@ func (r *Reply) SetHeaders(h http.Header) {
 			vs[j] = rd.strOf(all)
 		}
 		h[k], vs = vs[:m:m], vs[m:]
+	}
+	if length != nil {
+		h["Content-Length"] = append(vs, all[:len(length)])[:1:1]
 	}
 }
 

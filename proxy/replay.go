@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -153,11 +152,7 @@ func (s *Server) otherRecordings(x *exchange, auto bool) ([]uint64, error) {
 // response.
 func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, last func()) bool {
 	ctx := x.req.Context()
-	h := w.Header()
-	rep.SetHeaders(h)
-	if !rep.Streamed() {
-		h.Set("Content-Length", strconv.Itoa(len(rep.Body())))
-	}
+	rep.SetHeaders(w.Header()) // and Content-Length, for a body
 	if !sleep(ctx, s.cfg.Latency) {
 		return false
 	}
