@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // errBodyBudget is why a request body was refused: the bodies of the
@@ -13,28 +14,25 @@ var errBodyBudget = errors.New("request bodies in flight are over their total li
 
 // bodyBudget bounds the bytes of request bodies held at once.
 type bodyBudget struct {
-	mu    sync.Mutex
 	limit int64
-	used  int64
+	used  atomic.Int64
 }
 
 // take reserves n bytes, or reports false when that would pass the limit.
 func (b *bodyBudget) take(n int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.used+n > b.limit {
-		return false
+	for {
+		used := b.used.Load()
+		if used+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(used, used+n) {
+			return true
+		}
 	}
-	b.used += n
-	return true
 }
 
 // give returns n bytes taken earlier.
-func (b *bodyBudget) give(n int64) {
-	b.mu.Lock()
-	b.used -= n
-	b.mu.Unlock()
-}
+func (b *bodyBudget) give(n int64) { b.used.Add(-n) }
 
 // budgetReader reads a body, reserving each read's bytes from a budget;
 // held is what it reserved, to be given back once the body is dropped.
