@@ -18,8 +18,10 @@ type Reader struct {
 // Read runs fn in one read transaction: a lookup and the read of the
 // response it finds see the same cassette, and cost one transaction.
 //
-// The bytes of a Reply that fn gets are the file's own mapped pages, valid
-// only until fn returns (Clone copies them out). While fn runs, a write of
+// The bytes of a Reply that fn gets belong to the transaction (the file's
+// mapped pages, or in a read-only cassette the record read into the
+// transaction's buffer): valid only until fn returns (Clone copies them
+// out). While fn runs, a write of
 // this process that must grow the file waits for it to return, so fn must
 // be short in a cassette this process writes. In a cassette opened
 // read-only no process writes, and fn may take as long as it needs.

@@ -66,8 +66,10 @@ type serving struct {
 // response see the same cassette. A recording is consumed only when the
 // whole response reached the client.
 //
-// The response is written straight from the cassette's mapped pages, inside
-// the transaction, when that is safe and short: the cassette is read-only
+// The response is written from the bytes the transaction read (in a
+// read-only cassette, its record read from the file into the
+// transaction's buffer), inside the transaction, with no copy, when that
+// is safe and short: the cassette is read-only
 // (so no process writes it, and no writer waits on the transaction, however
 // slow the client) and the response is not paced (--pace recorded or
 // --latency would hold the transaction while sleeping). Otherwise (auto
