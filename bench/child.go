@@ -100,6 +100,7 @@ func (c *child) tail() string {
 // the bench's own servers, and sends SIGTERM to a peer (whose exit status
 // after it is not an error). A child still running 10 s later is killed.
 func (c *child) stop() error {
+	c.resume() // a stopped process would not act on its end until continued
 	if c.stdin != nil {
 		c.stdin.Close()
 	} else {
@@ -115,6 +116,19 @@ func (c *child) stop() error {
 		_ = c.cmd.Process.Kill()
 		<-c.exited
 		return fmt.Errorf("server %s did not stop within 10s", c.name)
+	}
+}
+
+// pause stops the child's processes (SIGSTOP) while other servers are
+// measured, so that none of its threads (a JIT compiler, a collector, a
+// timer) runs on the shared cores in another server's turn; resume
+// continues them.
+func (c *child) pause()  { c.signal(syscall.SIGSTOP) }
+func (c *child) resume() { c.signal(syscall.SIGCONT) }
+
+func (c *child) signal(sig syscall.Signal) {
+	for _, pid := range c.tree() {
+		_ = syscall.Kill(pid, sig)
 	}
 }
 

@@ -44,6 +44,19 @@ type server struct {
 	oneWrite bool
 }
 
+// pause and resume stop and continue the server's process, if it has one.
+func (s server) pause() {
+	if s.proc != nil {
+		s.proc.pause()
+	}
+}
+
+func (s server) resume() {
+	if s.proc != nil {
+		s.proc.resume()
+	}
+}
+
 // measure runs l against s, adding to t, with the server's CPU time and
 // the load generator's.
 func (s server) measure(l load, c *http.Client, t *tally) error {
@@ -237,16 +250,31 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool) (
 			c.CloseIdleConnections()
 		}
 	}()
+	// Each server runs alone in its turn: the others' processes are
+	// stopped until theirs.
+	for _, s := range servers {
+		s.pause()
+	}
+	defer func() {
+		for _, s := range servers {
+			s.resume()
+		}
+	}()
 	for k, s := range servers {
 		tallies[k], clients[k] = &tally{}, s.client(l.conns)
 		warm := l
 		warm.dur = s.warm
+		s.resume()
 		warm.run(clients[k], s.base, &tally{})
+		s.pause()
 	}
 	l.dur = p.round
 	for range p.rounds {
 		for k, s := range servers {
-			if err := s.measure(l, clients[k], tallies[k]); err != nil {
+			s.resume()
+			err := s.measure(l, clients[k], tallies[k])
+			s.pause()
+			if err != nil {
 				return nil, err
 			}
 		}

@@ -390,7 +390,9 @@ func (r *report) peersSection(w func(string, ...any)) {
 	w("  with body files; `--disable-request-logging`, request journal bounded to 1 000 entries; it writes a\n")
 	w("  stream as one body.\n\n")
 	w("Before its rounds each server gets a warm-up of %v of the same load; the node peers three times that and\n", r.plan.warm)
-	w("WireMock ten times, as V8's and the JVM's JIT compilers need longer to settle.\n\n")
+	w("WireMock ten times, as V8's and the JVM's JIT compilers need longer to settle. Each server runs alone in its\n")
+	w("turn: the processes of the others are stopped (`SIGSTOP`) until theirs, so that no JIT compiler, collector or\n")
+	w("timer of one server runs on the two shared cores while another is measured.\n\n")
 	w("The bench installs the npm peers itself, pinned (")
 	for i, pr := range peers {
 		if i > 0 {
