@@ -60,21 +60,9 @@ func TestResidentLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	path = filepath.Join(path, "c.cassette")
-	s, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, size = 500, 32 << 10
-	recs := make([]store.Record, n)
-	for i := range recs {
-		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
-	}
-	if err := s.Replace(store.Contents{Records: recs}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	value := func(id uint64) []byte { return bytes.Repeat([]byte{byte(id - 1)}, size) }
+	writeRecords(t, path, n, value)
 	const limit = 2 << 20
 	for _, tc := range []struct {
 		name    string
@@ -144,7 +132,7 @@ func TestResidentLimit(t *testing.T) {
 			}
 			// Every value reads back whole after the drops.
 			for id := uint64(1); id <= n; id += 37 {
-				if v, err := s.Get(id); err != nil || !bytes.Equal(v, recs[id-1].Value) {
+				if v, err := s.Get(id); err != nil || !bytes.Equal(v, value(id)) {
 					t.Fatalf("Get(%d) after the drops: %v", id, err)
 				}
 			}
@@ -157,23 +145,10 @@ func TestResidentLimit(t *testing.T) {
 // back whole (run it under -race).
 func TestResidentLimitConcurrentReads(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.cassette")
-	s, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, size = 200, 9 << 10
 	value := func(id uint64) []byte { return bytes.Repeat([]byte{byte(id)}, size) }
-	recs := make([]store.Record, n)
-	for i := range recs {
-		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: value(uint64(i + 1))}
-	}
-	if err := s.Replace(store.Contents{Records: recs}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err = store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: 64 << 10})
+	writeRecords(t, path, n, value)
+	s, err := store.Open(path, &store.Options{ReadOnly: true, ResidentLimit: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,21 +198,8 @@ func TestResidentLimitConcurrentReads(t *testing.T) {
 // dropped as the reads pass the limit.
 func TestResidentLimitSmallFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.cassette")
-	s, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, size = 100, 9 << 10 // about 1.2 MB with the pages' slack
-	recs := make([]store.Record, n)
-	for i := range recs {
-		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
-	}
-	if err := s.Replace(store.Contents{Records: recs}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecords(t, path, n, func(id uint64) []byte { return bytes.Repeat([]byte{byte(id - 1)}, size) })
 	for _, tc := range []struct {
 		limit int64
 		drops bool
@@ -273,21 +235,8 @@ func TestPageWalkLeavesNothingMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "c.cassette")
-	s, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, size = 3000, 12 << 10 // about 40 MB: more than one window
-	recs := make([]store.Record, n)
-	for i := range recs {
-		recs[i] = store.Record{ID: uint64(i + 1), Key: fmt.Sprint("key", i), Shape: "shape", Value: bytes.Repeat([]byte{byte(i)}, size)}
-	}
-	if err := s.Replace(store.Contents{Records: recs}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeRecords(t, path, n, func(id uint64) []byte { return bytes.Repeat([]byte{byte(id - 1)}, size) })
 	maps, err := store.WalkMaps(path)
 	if err != nil {
 		t.Fatal(err)
@@ -297,5 +246,26 @@ func TestPageWalkLeavesNothingMapped(t *testing.T) {
 	}
 	if rss := mappedRSS(t, path); rss != 0 {
 		t.Errorf("%d bytes of the file stay mapped after the walk", rss)
+	}
+}
+
+// writeRecords writes a cassette at path of n interactions, ids 1 to n,
+// each under its own key, with value(id) as its record.
+func writeRecords(t *testing.T, path string, n int, value func(id uint64) []byte) {
+	t.Helper()
+	s, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]store.Record, n)
+	for i := range recs {
+		id := uint64(i + 1)
+		recs[i] = store.Record{ID: id, Key: fmt.Sprint("key", i), Shape: "shape", Value: value(id)}
+	}
+	if err := s.Replace(store.Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
