@@ -159,8 +159,16 @@ type Migration struct {
 // (its keys and the rules it was built under) are kept, so the cassette
 // exports the same bytes and matches as before. A cassette already in the
 // current format is left untouched. The file is held with the writer's
-// lock throughout, so no recording can slip in and be lost.
+// lock throughout, so no recording can slip in and be lost. The new file is
+// written in batches (store.CopyBatch), so memory stays bounded whatever
+// the cassette's size.
 func Migrate(path string, opts Options) (Migration, error) {
+	return migrate(path, opts, upgrade, 0)
+}
+
+// migrate is Migrate with the records converted by convert, written in
+// transactions of about batch bytes (store.CopyBatch when not positive).
+func migrate(path string, opts Options, convert func(id uint64, old []byte) ([]byte, error), batch int64) (Migration, error) {
 	opts.ReadOnly, opts.Overwrite = false, false
 	if _, err := os.Stat(path); err != nil {
 		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
@@ -178,11 +186,11 @@ func Migrate(path string, opts Options) (Migration, error) {
 	if err != nil {
 		return Migration{}, err
 	}
-	fx, err := c.Fixtures()
-	if err != nil {
+	fixtures := 0
+	if err := c.st.Fixtures(func(string, []byte) error { fixtures++; return nil }); err != nil {
 		return Migration{}, err
 	}
-	mig := Migration{From: m.FormatVersion, To: m.FormatVersion, Interactions: n, Fixtures: len(fx)}
+	mig := Migration{From: m.FormatVersion, To: m.FormatVersion, Interactions: n, Fixtures: fixtures}
 	if m.FormatVersion >= store.FormatVersion {
 		return mig, nil
 	}
@@ -191,7 +199,7 @@ func Migrate(path string, opts Options) (Migration, error) {
 		return Migration{}, err
 	}
 	defer d.Discard()
-	if err := c.st.CopyTo(d.st, upgrade); err != nil {
+	if err := c.st.CopyTo(d.st, convert, batch); err != nil {
 		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
 	}
 	if err := d.Commit(); err != nil {

@@ -292,3 +292,74 @@ func TestReplaceWritesFormat2(t *testing.T) {
 		t.Errorf("export after Replace differs from the format-1 export:\n%s", got)
 	}
 }
+
+// Migrate written one record per transaction (the smallest batch) gives
+// the same cassette as in one: every record in format 2, the export the
+// format-1 export byte for byte, and the index, fixtures and metadata as
+// they were.
+func TestMigrateInBatches(t *testing.T) {
+	path := copyV1(t)
+	old := bucketDumps(t, path)
+	mig, err := migrate(path, Options{Version: "test"}, upgrade, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Migration{From: 1, To: store.FormatVersion, Interactions: 6, Fixtures: 1}); mig != want {
+		t.Errorf("migrate = %+v, want %+v", mig, want)
+	}
+	if v, forms := formatOf(t, path); v != store.FormatVersion || forms != "222222" {
+		t.Errorf("migrated cassette is format %d with records %s, want %d and six format-2 records", v, forms, store.FormatVersion)
+	}
+	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
+		t.Errorf("export of the cassette migrated in batches differs from the format-1 export:\n%s", got)
+	}
+	for bucket, a := range old {
+		if bucket == "meta" {
+			a = strings.Replace(a, `format_version\":1`, `format_version\":2`, 1)
+		}
+		if b := bucketDump(t, path, bucket); a != b {
+			t.Errorf("bucket %s after migrate in batches:\n%s\nbefore:\n%s", bucket, b, a)
+		}
+	}
+}
+
+// A migrate that fails after some of its batches are written (the k-th
+// record cannot be converted, with a record a batch) leaves the original
+// file byte for byte as it was and no draft behind, and its error names
+// the cassette and the interaction.
+func TestMigrateFailsBetweenBatches(t *testing.T) {
+	for k := uint64(1); k <= 6; k++ {
+		path := copyV1(t)
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("boom")
+		convert := func(id uint64, old []byte) ([]byte, error) {
+			if id == k {
+				return nil, fmt.Errorf("interaction %d: %w", id, boom)
+			}
+			return upgrade(id, old)
+		}
+		_, err = migrate(path, Options{Version: "test"}, convert, 1)
+		if !errors.Is(err, boom) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), fmt.Sprint("interaction ", k)) {
+			t.Errorf("failing at interaction %d: migrate = %v, want boom naming %s and the interaction", k, err, path)
+		}
+		if now, _ := os.ReadFile(path); !bytes.Equal(now, orig) {
+			t.Errorf("failing at interaction %d: the original file changed", k)
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+			t.Errorf("failing at interaction %d: directory holds %d entries, want the cassette alone", k, len(entries))
+		}
+	}
+}
+
+// bucketDumps is bucketDump of every bucket of a cassette but its records.
+func bucketDumps(t *testing.T, path string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, b := range []string{"meta", "index", "shapes", "fixtures"} {
+		out[b] = bucketDump(t, path, b)
+	}
+	return out
+}

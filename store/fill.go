@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -24,10 +25,18 @@ type Fill struct {
 	shapes [][]byte
 }
 
-// Fill starts filling the store, removing what it held. The store must be
-// writable and used by nothing else until Finish.
+// Fill starts filling the store, removing what it held, its metadata
+// included: until Finish writes it, the file opens as no cassette at all
+// (ErrNotCassette), so a part of the contents can never pass for the
+// whole. The store must be writable and used by nothing else until Finish.
 func (s *Store) Fill() (*Fill, error) {
-	if err := s.update(emptyBuckets); err != nil {
+	err := s.update(func(tx *bolt.Tx) error {
+		if err := emptyBuckets(tx); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Delete(keyMeta)
+	})
+	if err != nil {
 		return nil, err
 	}
 	s.db.NoSync, s.db.NoGrowSync = true, true
@@ -43,7 +52,7 @@ func (f *Fill) Add(recs []Record) error {
 			return fmt.Errorf("cassette %s: fill: record has id %d, want %d", f.s.path, r.ID, f.next+uint64(k))
 		}
 	}
-	err := f.s.update(func(tx *bolt.Tx) error {
+	err := f.commit(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketInteractions)
 		b.FillPercent = 1.0 // ids come in order: fill each page whole
 		for _, r := range recs {
@@ -61,8 +70,16 @@ func (f *Fill) Add(recs []Record) error {
 		f.shapes = append(f.shapes, indexKey(r.Shape, r.ID))
 	}
 	f.next += uint64(len(recs))
-	// The disk writes while the next batches are prepared, rather than
-	// all at the flush at the end.
+	return nil
+}
+
+// commit runs fn as one batch: a transaction of its own, whose pages the
+// disk then writes while the next batches are prepared, rather than all at
+// the flush at the end.
+func (f *Fill) commit(fn func(tx *bolt.Tx) error) error {
+	if err := f.s.update(fn); err != nil {
+		return err
+	}
 	startWriteback(f.s.path)
 	return nil
 }
@@ -70,8 +87,7 @@ func (f *Fill) Add(recs []Record) error {
 // Finish writes both indexes, the fixtures and the metadata (stamped with
 // FormatVersion) in a last transaction, and flushes the file to disk.
 func (f *Fill) Finish(fixtures map[string][]byte, meta Meta) error {
-	s := f.s
-	err := s.update(func(tx *bolt.Tx) error {
+	return f.finish(func(tx *bolt.Tx) error {
 		for _, idx := range []struct {
 			bucket []byte
 			keys   [][]byte
@@ -95,6 +111,13 @@ func (f *Fill) Finish(fixtures map[string][]byte, meta Meta) error {
 		meta.FormatVersion = FormatVersion
 		return putMeta(tx, meta)
 	})
+}
+
+// finish runs fn, which must write the metadata, as the last transaction,
+// and flushes the file to disk.
+func (f *Fill) finish(fn func(tx *bolt.Tx) error) error {
+	s := f.s
+	err := s.update(fn)
 	f.index, f.shapes = nil, nil
 	s.db.NoSync, s.db.NoGrowSync = false, false
 	if err != nil {
@@ -104,4 +127,46 @@ func (f *Fill) Finish(fixtures map[string][]byte, meta Meta) error {
 		return fmt.Errorf("cassette %s: %w", s.path, err)
 	}
 	return nil
+}
+
+// copyBucket copies every key of from, a bucket of another store, into the
+// bucket of the same name, in key order (so that bbolt appends to full
+// pages), converting the values of records with convert. It writes in
+// batches of about limit bytes, each a transaction of its own, so that
+// memory holds one batch's pages however large the bucket; the last batch
+// sets the bucket's sequence to from's. The bytes of from must stay valid
+// throughout: its read transaction outlives the copy.
+func (f *Fill) copyBucket(from *bolt.Bucket, name []byte, records bool, convert func(id uint64, old []byte) ([]byte, error), limit int64) error {
+	c := from.Cursor()
+	k, v := c.First()
+	for {
+		err := f.commit(func(tx *bolt.Tx) error {
+			to := tx.Bucket(name)
+			to.FillPercent = 1.0
+			var n int64
+			for ; k != nil && (n == 0 || n < limit); k, v = c.Next() {
+				val := v
+				if records {
+					if len(k) != 8 {
+						return fmt.Errorf("corrupt interaction key %x", k)
+					}
+					id := binary.BigEndian.Uint64(k)
+					if err := callback(func() (err error) { val, err = convert(id, v); return err }); err != nil {
+						return err
+					}
+				}
+				if err := to.Put(k, val); err != nil {
+					return err
+				}
+				n += int64(len(k) + len(val))
+			}
+			if k != nil {
+				return nil
+			}
+			return to.SetSequence(from.Sequence())
+		})
+		if err != nil || k == nil {
+			return err
+		}
+	}
 }

@@ -591,54 +591,46 @@ func (s *Store) upgradeRecords(tx *bolt.Tx, from int) error {
 	return nil
 }
 
-// CopyTo writes the whole cassette into dst in one transaction of dst:
-// every record as convert returns it, both indexes and the fixtures as they
-// are, and the metadata (index rules included) stamped with FormatVersion.
-// What dst held before is removed. It is how a cassette of an older format
-// is rewritten without recomputing its index: the keys stay those it was
-// built with.
-func (s *Store) CopyTo(dst *Store, convert func(id uint64, old []byte) ([]byte, error)) error {
-	return s.view("read", func(src *bolt.Tx) error {
-		return dst.update(func(tx *bolt.Tx) error {
-			if err := emptyBuckets(tx); err != nil {
-				return err
-			}
-			for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
-				if err := copyBucket(src.Bucket(name), tx.Bucket(name), bytes.Equal(name, bucketInteractions), convert); err != nil {
-					return err
-				}
-			}
-			m, err := getMeta(src)
-			if err != nil {
-				return err
-			}
-			m.FormatVersion = FormatVersion
-			return putMeta(tx, m)
-		})
-	})
-}
+// CopyBatch is about how many bytes CopyTo writes into its destination in
+// one transaction: bbolt holds every page a transaction writes in memory
+// until its commit, so this, not the cassette's size, bounds the memory a
+// copy takes (about twice this, for the records and their pages).
+const CopyBatch = 8 << 20
 
-// copyBucket copies every key of from into to, in key order (so that bbolt
-// appends), converting the values of records.
-func copyBucket(from, to *bolt.Bucket, records bool, convert func(id uint64, old []byte) ([]byte, error)) error {
-	err := from.ForEach(func(k, v []byte) error {
-		if records {
-			if len(k) != 8 {
-				return fmt.Errorf("corrupt interaction key %x", k)
-			}
-			id := binary.BigEndian.Uint64(k)
-			if err := callback(func() (err error) { v, err = convert(id, v); return err }); err != nil {
+// CopyTo writes the whole cassette into dst: every record as convert
+// returns it, both indexes and the fixtures as they are, and last the
+// metadata (index rules included) stamped with FormatVersion. What dst
+// held before is removed. It is how a cassette of an older format is
+// rewritten without recomputing its index: the keys stay those it was
+// built with.
+//
+// dst is written as a Fill: in transactions of about batch bytes each
+// (CopyBatch when batch is not positive), so that memory holds one batch
+// however large the cassette. Until CopyTo returns, dst holds a part of
+// the contents and no metadata (it opens as no cassette), and a CopyTo
+// that fails leaves it so: dst must be a draft, a file that is put in
+// place only once whole, and discarded otherwise.
+func (s *Store) CopyTo(dst *Store, convert func(id uint64, old []byte) ([]byte, error), batch int64) error {
+	if batch <= 0 {
+		batch = CopyBatch
+	}
+	return s.view("read", func(src *bolt.Tx) error {
+		f, err := dst.Fill()
+		if err != nil {
+			return err
+		}
+		for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
+			if err := f.copyBucket(src.Bucket(name), name, bytes.Equal(name, bucketInteractions), convert, batch); err != nil {
 				return err
 			}
 		}
-		// The source's bytes stay mapped until its transaction ends, after
-		// this one commits.
-		return to.Put(k, v)
+		m, err := getMeta(src)
+		if err != nil {
+			return err
+		}
+		m.FormatVersion = FormatVersion
+		return f.finish(func(tx *bolt.Tx) error { return putMeta(tx, m) })
 	})
-	if err != nil {
-		return err
-	}
-	return to.SetSequence(from.Sequence())
 }
 
 // emptyBuckets replaces the interactions, both indexes and the fixtures by
