@@ -54,7 +54,7 @@ func exportOf(t *testing.T, path string) []byte {
 
 // formatOf is a cassette's format version and the form each of its records
 // is stored in ("1" for JSON, "2" for a format-2 record).
-func formatOf(t *testing.T, path string) (int, string) {
+func formatOf(t testing.TB, path string) (int, string) {
 	t.Helper()
 	st, err := store.Open(path, &store.Options{ReadOnly: true})
 	if err != nil {
