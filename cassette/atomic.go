@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/llmproxy/llmproxy/store"
 )
@@ -26,13 +25,8 @@ type Draft struct {
 // on one file system), opened writable with opts. The directory must exist.
 // Nothing is at path until Commit.
 func Create(path string, opts Options) (*Draft, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	tmp, err := store.CreateTemp(path)
 	if err != nil {
-		return nil, fmt.Errorf("cassette %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
 		return nil, fmt.Errorf("cassette %s: %w", path, err)
 	}
 	// bbolt makes a cassette of the empty file; the name stays ours.
@@ -66,7 +60,7 @@ func (d *Draft) Commit() error {
 		os.Remove(tmp)
 		return fmt.Errorf("cassette %s: %w", d.path, err)
 	}
-	if err := syncDir(filepath.Dir(d.path)); err != nil {
+	if err := store.SyncDir(filepath.Dir(d.path)); err != nil {
 		return fmt.Errorf("cassette %s: %w", d.path, err)
 	}
 	return nil
@@ -124,20 +118,6 @@ func mapSizeFor(sc store.Contents) int64 {
 
 func syncFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	return errors.Join(err, f.Close())
-}
-
-// syncDir flushes a directory's entries, where the system allows it
-// (Windows cannot open a directory for that, and orders renames itself).
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
 	if err != nil {
 		return err
 	}

@@ -40,8 +40,8 @@ type Cassette struct {
 // store.ErrNotCassette, store.ErrFormatVersion, store.ErrMissing.
 //
 // A cassette of format version 1 opens and reads as one of version 2. Its
-// first append (record, auto) rewrites every interaction into version 2 in
-// the append's transaction; Replace (scrub, import, a reindex) and
+// first append (record, auto) first rewrites the whole cassette in version
+// 2, as Migrate does, then appends; Replace (scrub, import, a reindex) and
 // WriteFile (migrate) write version 2 whole. Nothing else writes it.
 func Open(path string, opts Options) (*Cassette, error) {
 	st, err := store.Open(path, &store.Options{ReadOnly: opts.ReadOnly, LockTimeout: opts.LockTimeout, Version: opts.Version, Overwrite: opts.Overwrite, Upgrade: upgrade, MapSize: opts.mapSize})

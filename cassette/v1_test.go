@@ -363,3 +363,90 @@ func bucketDumps(t *testing.T, path string) map[string]string {
 	}
 	return out
 }
+
+// The append that upgrades a format-1 cassette writes a new file and goes
+// on with it: the writer's lock is held on the new file (another writer is
+// refused), no draft is left, and reads running meanwhile in other
+// goroutines see the cassette whole throughout.
+func TestAppendUpgradeKeepsLockAndReads(t *testing.T) {
+	path := copyV1(t)
+	c, err := Open(path, Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stop := make(chan struct{})
+	failed := make(chan error, 1)
+	go func() {
+		defer close(failed)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			i, err := c.Get(3)
+			if err != nil || i.ID != 3 {
+				failed <- fmt.Errorf("Get(3) during the upgrade: %v", err)
+				return
+			}
+			if n, err := c.Len(); err != nil || n < 6 {
+				failed <- fmt.Errorf("Len during the upgrade: %d, %v", n, err)
+				return
+			}
+		}
+	}()
+	add := &Interaction{Upstream: "openai", Kind: "generic", Request: Request{Method: "GET", Path: "/new"}, Response: Response{Status: 200, Body: Body("new")}}
+	res, err := c.AppendAll([]Keyed{{Interaction: add, Key: "k", Shape: "s"}})
+	close(stop)
+	if err := <-failed; err != nil {
+		t.Error(err)
+	}
+	if err != nil || res[0].ID != 7 {
+		t.Fatalf("AppendAll = %+v, %v", res, err)
+	}
+	if _, err := store.Open(path, &store.Options{LockTimeout: 50e6}); !errors.Is(err, store.ErrLocked) {
+		t.Errorf("a second writer while the upgraded cassette is open: %v, want ErrLocked", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("directory holds %d entries after the upgrade, want the cassette alone", len(entries))
+	}
+	if n, err := c.Len(); err != nil || n != 7 {
+		t.Errorf("Len after the upgrade = %d, %v; want 7", n, err)
+	}
+}
+
+// An append whose upgrade fails (a record cannot be converted) stores
+// nothing, leaves the format-1 file byte for byte as it was and no draft
+// behind, names the cassette, and the store still reads.
+func TestAppendUpgradeFailureLeavesFile(t *testing.T) {
+	path := copyV1(t)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	st, err := store.Open(path, &store.Options{Upgrade: func(id uint64, old []byte) ([]byte, error) {
+		if id == 4 {
+			return nil, boom
+		}
+		return upgrade(id, old)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, err = st.AppendAll([]store.Pending{{Key: "k", Shape: "s", Encode: func(uint64) ([]byte, error) { return []byte("x"), nil }}})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), path) {
+		t.Errorf("AppendAll with a failing upgrade = %v, want boom naming %s", err, path)
+	}
+	if n, err := st.Len(); err != nil || n != 6 {
+		t.Errorf("Len after the failed upgrade = %d, %v; want 6", n, err)
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, orig) {
+		t.Error("the failed upgrade changed the file")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("directory holds %d entries after the failed upgrade, want the cassette alone", len(entries))
+	}
+}

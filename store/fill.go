@@ -39,7 +39,7 @@ func (s *Store) Fill() (*Fill, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.db.NoSync, s.db.NoGrowSync = true, true
+	s.db.Load().NoSync, s.db.Load().NoGrowSync = true, true
 	return &Fill{s: s, next: 1}, nil
 }
 
@@ -119,11 +119,11 @@ func (f *Fill) finish(fn func(tx *bolt.Tx) error) error {
 	s := f.s
 	err := s.update(fn)
 	f.index, f.shapes = nil, nil
-	s.db.NoSync, s.db.NoGrowSync = false, false
+	s.db.Load().NoSync, s.db.Load().NoGrowSync = false, false
 	if err != nil {
 		return err
 	}
-	if err := s.db.Sync(); err != nil {
+	if err := s.db.Load().Sync(); err != nil {
 		return fmt.Errorf("cassette %s: %w", s.path, err)
 	}
 	return nil

@@ -31,11 +31,11 @@ func TestMapSizeKeepsTheMap(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			before := s.db.Info().Data
+			before := s.db.Load().Info().Data
 			if err := s.Replace(Contents{Records: recs}); err != nil {
 				t.Fatal(err)
 			}
-			moved := s.db.Info().Data != before
+			moved := s.db.Load().Info().Data != before
 			t.Logf("the map moved: %v", moved)
 			if moved && tc.mapSize > 0 {
 				t.Error("the map moved")

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -83,9 +84,10 @@ type Options struct {
 	MapSize int64
 	// Upgrade converts a record stored in an older format version into the
 	// current one. The first AppendAll into a cassette of an older format
-	// runs it on every record, in the append's transaction, and stamps the
-	// current version: a crash leaves the file all old or all new. Nil
-	// means an older cassette cannot be appended to (ErrFormatVersion).
+	// first rewrites the whole file with it, as a new file written in
+	// batches and renamed over the old one (memory stays bounded; a crash
+	// leaves the old file or the whole new one), then appends. Nil means
+	// an older cassette cannot be appended to (ErrFormatVersion).
 	Upgrade func(id uint64, old []byte) ([]byte, error)
 }
 
@@ -122,7 +124,12 @@ type Contents struct {
 
 // Store is an open cassette file. Its methods are safe for concurrent use.
 type Store struct {
-	db       *bolt.DB
+	// db is the open bbolt file: replaced once, by the file an append's
+	// upgrade writes (see upgradeFile), whose old one is then retired.
+	db      atomic.Pointer[bolt.DB]
+	retired *bolt.DB
+	// swapMu keeps writes off the file while upgradeFile replaces it.
+	swapMu   sync.RWMutex
 	path     string
 	readOnly bool
 	now      func() time.Time
@@ -184,7 +191,8 @@ func Open(path string, opts *Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, readOnly: o.ReadOnly, now: o.Now, reset: o.Overwrite && !o.ReadOnly, upgrade: o.Upgrade}
+	s := &Store{path: path, readOnly: o.ReadOnly, now: o.Now, reset: o.Overwrite && !o.ReadOnly, upgrade: o.Upgrade}
+	s.db.Store(db)
 	if o.ReadOnly {
 		s.values, s.file = opened.values, opened.file
 	}
@@ -306,7 +314,7 @@ func (s *Store) guard(op string, fn func() error) (err error) {
 
 // view runs a read transaction under guard.
 func (s *Store) view(op string, fn func(tx *bolt.Tx) error) error {
-	return s.guard(op, func() error { return s.db.View(fn) })
+	return s.guard(op, func() error { return s.db.Load().View(fn) })
 }
 
 // callback runs a caller's function inside a transaction, marking its panic
@@ -413,7 +421,13 @@ func (s *Store) ReadOnly() bool { return s.readOnly }
 func (s *Store) Close() error {
 	s.txs.close()
 	s.res.close()
-	if err := s.db.Close(); err != nil {
+	s.swapMu.Lock()
+	defer s.swapMu.Unlock()
+	err := s.db.Load().Close()
+	if s.retired != nil {
+		err = errors.Join(err, s.retired.Close())
+	}
+	if err != nil {
 		return fmt.Errorf("close cassette %s: %w", s.path, err)
 	}
 	return nil
@@ -453,8 +467,10 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("cassette %s: %w", s.path, ErrReadOnly)
 	}
+	s.swapMu.RLock()
+	defer s.swapMu.RUnlock()
 	return s.guard("write", func() error {
-		if err := s.db.Update(fn); err != nil {
+		if err := s.db.Load().Update(fn); err != nil {
 			return fmt.Errorf("cassette %s: %w", s.path, err)
 		}
 		return nil
@@ -504,6 +520,11 @@ type Appended struct {
 func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
+	if !s.reset { // a reset leaves no record in the old format
+		if err := s.upgradeFile(); err != nil {
+			return nil, err
+		}
+	}
 	res := make([]Appended, len(recs))
 	err := s.update(func(tx *bolt.Tx) error {
 		if s.reset {
@@ -513,9 +534,6 @@ func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 		}
 		m, err := getMeta(tx)
 		if err != nil {
-			return err
-		}
-		if err := s.upgradeRecords(tx, m.FormatVersion); err != nil {
 			return err
 		}
 		b := tx.Bucket(bucketInteractions)
@@ -556,39 +574,6 @@ func (s *Store) AppendAll(recs []Pending) ([]Appended, error) {
 		s.reset = false
 	}
 	return res, nil
-}
-
-// upgradeRecords rewrites every stored record of a cassette in format
-// version from into the current one, with Options.Upgrade.
-func (s *Store) upgradeRecords(tx *bolt.Tx, from int) error {
-	if from >= FormatVersion {
-		return nil
-	}
-	if s.upgrade == nil {
-		return fmt.Errorf("format version %d, this store appends only to %d: %w", from, FormatVersion, ErrFormatVersion)
-	}
-	b := tx.Bucket(bucketInteractions)
-	var ids []uint64
-	err := b.ForEach(func(k, _ []byte) error {
-		if len(k) != 8 {
-			return fmt.Errorf("corrupt interaction key %x", k)
-		}
-		ids = append(ids, binary.BigEndian.Uint64(k))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, id := range ids {
-		var v []byte
-		if err := callback(func() (err error) { v, err = s.upgrade(id, b.Get(idKey(id))); return err }); err != nil {
-			return fmt.Errorf("upgrade from format version %d: %w", from, err)
-		}
-		if err := b.Put(idKey(id), v); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CopyBatch is about how many bytes CopyTo writes into its destination in
@@ -790,7 +775,7 @@ func (s *Store) Read(fn func(tx *Tx) error) error {
 	}()
 	err := s.guard("read", func() error {
 		var err error
-		if t, err = s.txs.get(s.db); err != nil {
+		if t, err = s.txs.get(s.db.Load()); err != nil {
 			return err
 		}
 		t.path, t.res, t.values, t.file = s.path, &s.res, s.values, s.file
