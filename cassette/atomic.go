@@ -162,10 +162,13 @@ func migrate(path string, opts Options, convert func(id uint64, old []byte) ([]b
 	if err != nil {
 		return Migration{}, err
 	}
-	n, err := c.Len()
+	// Last, not Len: the ids count from 1 with no gaps, and Len would
+	// read a page of every interaction, mapping the whole file in.
+	last, err := c.Last()
 	if err != nil {
 		return Migration{}, err
 	}
+	n := int(last)
 	fixtures := 0
 	if err := c.st.Fixtures(func(string, []byte) error { fixtures++; return nil }); err != nil {
 		return Migration{}, err

@@ -20,7 +20,7 @@ import (
 // (2 KB answers, 80 MB) and reports the peak heap it took above what was
 // live before: "one-transaction" writes the copy in one transaction, as
 // Migrate did before it wrote in batches, and "batched" in transactions
-// of store.CopyBatch.
+// of store.CopyBatch; "first-append" is the append that upgrades it.
 func BenchmarkMigrate(b *testing.B) {
 	const n = 20_000
 	dir := b.TempDir()
@@ -57,6 +57,36 @@ func BenchmarkMigrate(b *testing.B) {
 			b.ReportMetric(float64(st.Size())/(1<<20), "file-MB")
 		})
 	}
+	b.Run("first-append", func(b *testing.B) {
+		var peak uint64
+		add := &Interaction{Upstream: "openai", Kind: "generic", Request: Request{Method: "GET", Path: "/new"}, Response: Response{Status: 200, Body: Body("new")}}
+		for b.Loop() {
+			b.StopTimer()
+			path := filepath.Join(dir, "c.cassette")
+			copyFile(b, v1, path)
+			c, err := Open(path, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			runtime.GC()
+			stop := sampleHeap()
+			b.StartTimer()
+			res, err := c.AppendAll([]Keyed{{Interaction: add, Key: "k", Shape: "s"}})
+			if err != nil || res[0].ID != n+1 {
+				b.Fatalf("AppendAll = %+v, %v", res, err)
+			}
+			b.StopTimer()
+			peak = max(peak, stop())
+			if err := c.Close(); err != nil {
+				b.Fatal(err)
+			}
+			if v, _ := formatOf(b, path); v != store.FormatVersion {
+				b.Fatalf("appended cassette is format %d", v)
+			}
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+	})
 }
 
 // writeV1 writes a format-1 cassette of n copies of the 2 KB JSON answer

@@ -135,8 +135,9 @@ func (f *Fill) finish(fn func(tx *bolt.Tx) error) error {
 // batches of about limit bytes, each a transaction of its own, so that
 // memory holds one batch's pages however large the bucket; the last batch
 // sets the bucket's sequence to from's. The bytes of from must stay valid
-// throughout: its read transaction outlives the copy.
-func (f *Fill) copyBucket(from *bolt.Bucket, name []byte, records bool, convert func(id uint64, old []byte) ([]byte, error), limit int64) error {
+// throughout: its read transaction outlives the copy. after is called
+// after each batch.
+func (f *Fill) copyBucket(from *bolt.Bucket, name []byte, records bool, convert func(id uint64, old []byte) ([]byte, error), limit int64, after func()) error {
 	c := from.Cursor()
 	k, v := c.First()
 	for {
@@ -168,5 +169,6 @@ func (f *Fill) copyBucket(from *bolt.Bucket, name []byte, records bool, convert 
 		if err != nil || k == nil {
 			return err
 		}
+		after()
 	}
 }

@@ -604,8 +604,15 @@ func (s *Store) CopyTo(dst *Store, convert func(id uint64, old []byte) ([]byte, 
 		if err != nil {
 			return err
 		}
+		// The source's pages read by each batch are dropped from the
+		// process (they stay in the page cache, and the bytes the read
+		// transaction holds stay valid: they fault in again), so that
+		// what the copy holds mapped stays bounded too. No write moves
+		// the source's map while its read transaction is open.
+		addr, size := s.db.Load().Info().Data, src.Size()
+		drop := func() { _ = dropPages(addr, size) }
 		for _, name := range [][]byte{bucketInteractions, bucketIndex, bucketShapes, bucketFixtures} {
-			if err := f.copyBucket(src.Bucket(name), name, bytes.Equal(name, bucketInteractions), convert, batch); err != nil {
+			if err := f.copyBucket(src.Bucket(name), name, bytes.Equal(name, bucketInteractions), convert, batch, drop); err != nil {
 				return err
 			}
 		}
