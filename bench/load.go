@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,20 +24,24 @@ func newClient(conns int) *http.Client {
 	}}
 }
 
-// post sends one chat request.
-func post(c *http.Client, base string, body []byte) (*http.Response, error) {
+// post sends one chat request, with the headers of extra besides the
+// client's own.
+func post(c *http.Client, base string, body []byte, extra http.Header) (*http.Response, error) {
 	req, err := http.NewRequest(http.MethodPost, base+chatPath, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer sk-bench")
+	for k, v := range extra {
+		req.Header[k] = v
+	}
 	return c.Do(req)
 }
 
 // fetch sends one request and reads the whole answer.
 func fetch(c *http.Client, base string, body []byte) (int, []byte, error) {
-	resp, err := post(c, base, body)
+	resp, err := post(c, base, body, nil)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -57,6 +62,16 @@ type load struct {
 	// want returns the answer the n-th request must get, byte for byte: any
 	// other answer counts as an error, not as a served request.
 	want func(n int) []byte
+	// mask, when set, is cut out of each answer before it is compared with
+	// want(n), which has it cut out already: the parts that differ from
+	// answer to answer.
+	mask *regexp.Regexp
+	// conversation, when set, is called by each worker at the start of
+	// each run; the headers it returns go on every request of that worker,
+	// and n, in body and want, counts that worker's requests in the run
+	// instead of the run's: each worker plays body's sequence in order, in
+	// a conversation of its own.
+	conversation func() http.Header
 }
 
 // same is a load's want for a run whose every answer is b.
@@ -135,23 +150,34 @@ func (l load) run(c *http.Client, base string, t *tally) {
 	deadline := start.Add(l.dur)
 	for range l.conns {
 		wg.Go(func() {
+			var extra http.Header
+			if l.conversation != nil {
+				extra = l.conversation()
+			}
 			lat := make([]time.Duration, 0, 4096)
 			errs := 0
 			var firstErr error
 			var buf bytes.Buffer
-			for time.Now().Before(deadline) {
+			for mine := 0; time.Now().Before(deadline); mine++ {
 				n := int(next.Add(1)) - 1
 				if n >= l.max {
 					break
 				}
+				if l.conversation != nil {
+					n = mine
+				}
 				t0 := time.Now()
-				resp, err := post(c, base, l.body(n))
+				resp, err := post(c, base, l.body(n), extra)
 				if err == nil {
 					buf.Reset()
 					_, err = buf.ReadFrom(resp.Body)
 					resp.Body.Close()
 					if err == nil {
-						err = check(resp.StatusCode, buf.Bytes(), l.want(n))
+						got := buf.Bytes()
+						if l.mask != nil {
+							got = l.mask.ReplaceAll(got, nil)
+						}
+						err = check(resp.StatusCode, got, l.want(n))
 					}
 				}
 				if err != nil {

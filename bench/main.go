@@ -75,11 +75,11 @@ func quickPlan() plan {
 func main() {
 	quick := flag.Bool("quick", false, "shorter runs (under a minute) for a smoke test")
 	out := flag.String("out", filepath.Join("..", "docs"), "`dir`ectory for performance.md and performance.svg")
-	only := flag.String("only", "", "comma-separated scenarios to run (replay, replay-json, replay-sse, scale, record); the report is written only when all run")
+	only := flag.String("only", "", "comma-separated scenarios to run (replay, replay-json, replay-sse, scale, record, mock); the report is written only when all run")
 	profileDir := flag.String("profile", "", "write a CPU profile of each llmproxy server child into `dir`")
 	peerList := flag.String("peers", "aimock,mountebank,wiremock", "comma-separated npm `peers` of the replay scenario (aimock, mountebank, wiremock); \"none\" for none")
 	// The flags below are for the child processes the bench starts.
-	serve := flag.String("serve", "", "run as a server child of this `kind` (bare, replay, record, vcr)")
+	serve := flag.String("serve", "", "run as a server child of this `kind` (bare, replay, record, vcr, mock, mock-bare)")
 	build := flag.Int("build", 0, "write the export of a scale cassette of `n` interactions to -export and exit")
 	exportPath := flag.String("export", "", "export `file` written by -build")
 	cassettePath := flag.String("cassette", "", "cassette `path` of a child")
@@ -122,7 +122,7 @@ func main() {
 }
 
 func run(p plan, out, only string) error {
-	want := map[string]bool{"replay": true, "scale": true, "record": true}
+	want := map[string]bool{"replay": true, "scale": true, "record": true, "mock": true}
 	if only != "" {
 		want = map[string]bool{}
 		for _, s := range strings.Split(only, ",") {
@@ -181,9 +181,14 @@ func run(p plan, out, only string) error {
 			rep.record = append(rep.record, res)
 		}
 	}
+	if want["mock"] {
+		if rep.mock, err = mockScenario(p, dir); err != nil {
+			return fmt.Errorf("mock: %w", err)
+		}
+	}
 	rep.elapsed = time.Since(rep.started)
 	p.logf("done in %v", rep.elapsed.Round(time.Second))
-	if !want["replay"] || !want["scale"] || !want["record"] {
+	if !want["replay"] || !want["scale"] || !want["record"] || !want["mock"] {
 		return nil
 	}
 	return rep.write(out)

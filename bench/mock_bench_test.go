@@ -4,83 +4,31 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"regexp"
-	"strconv"
 	"testing"
-
-	"github.com/llmproxy/llmproxy/proxy"
-	"github.com/llmproxy/llmproxy/scenario"
 )
 
-// The weather round of the scenario docs, answered by llmproxy mock and by
-// a bare handler that serves the very bytes mock wrote: the ratio of the two
-// is the engine's and the writers' cost. The scenario restarts after its
-// last step, so every iteration plays the whole round in one conversation.
-
-const weatherScenario = `version: 1
-name: weather
-model: gpt-4o-mini
-on-exhausted: restart
-fixtures:
-  paris:
-    preset: weather
-    id: call_paris
-    arguments: {location: Paris, unit: celsius}
-    result: {location: Paris, temperature: 21, unit: celsius, condition: sunny}
-steps:
-  - id: ask
-    when: {latest-user: {contains: Paris}}
-    respond: {tool-calls: [{fixture: paris}]}
-  - id: answer
-    when: {tool-result: {fixture: paris}}
-    respond: {text: "Paris is sunny, 21 °C."}
-    complete: true
-`
-
-var answerID = regexp.MustCompile(`weather-[0-9]+|"obfuscation":"[^"]*"`)
-
-// weatherRound is the two requests of the round, streamed or not.
-func weatherRound(stream bool) [][]byte {
-	s := strconv.FormatBool(stream)
-	ask := `{"model":"gpt-4o-mini","stream":` + s + `,"messages":[{"role":"user","content":"What's the weather in Paris?"}],` +
-		`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object"}}}]}`
-	answer := `{"model":"gpt-4o-mini","stream":` + s + `,"messages":[{"role":"user","content":"What's the weather in Paris?"},` +
-		`{"role":"assistant","tool_calls":[{"id":"call_paris","type":"function","function":{"name":"weather","arguments":"{\"location\":\"Paris\",\"unit\":\"celsius\"}"}}]},` +
-		`{"role":"tool","tool_call_id":"call_paris","content":"{\"location\":\"Paris\",\"temperature\":21,\"unit\":\"celsius\",\"condition\":\"sunny\"}"}],` +
-		`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object"}}}]}`
-	return [][]byte{[]byte(ask), []byte(answer)}
-}
+// The in-process timing of the weather round (mock.go): every iteration
+// plays the whole round in one conversation.
 
 func mockHandler(b *testing.B) http.Handler {
 	b.Helper()
-	s, err := scenario.Parse("weather.yaml", []byte(weatherScenario))
+	p, err := newMockHandler(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := scenario.NewEngine(s)
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := proxy.New(proxy.Config{Mode: proxy.ModeMock, Scenarios: map[string]*scenario.Engine{"weather": e}, Transport: refuse{}})
-	if err != nil {
-		b.Fatal(err)
-	}
+	b.Cleanup(func() { p.Close() })
 	return p
 }
 
 // playRound sends the round's requests to h and returns the answers.
 func playRound(b *testing.B, h http.Handler, round [][]byte) [][]byte {
-	out := make([][]byte, len(round))
-	for i, body := range round {
-		r := httptest.NewRequest(http.MethodPost, chatPath, bytes.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		if w.Code != http.StatusOK {
-			b.Fatalf("request %d: status %d: %s", i+1, w.Code, w.Body)
-		}
-		out[i], _ = io.ReadAll(w.Body)
+	answers, err := playMock(h, round)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make([][]byte, len(answers))
+	for i, a := range answers {
+		out[i] = a.body
 	}
 	return out
 }

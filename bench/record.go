@@ -156,7 +156,7 @@ func recordScenario(p plan, dir, profile string) (*recordResult, error) {
 // only the role).
 func readStream(c *http.Client, base string, body []byte) (ttft time.Duration, delays []time.Duration, err error) {
 	t0 := time.Now()
-	resp, err := post(c, base, body)
+	resp, err := post(c, base, body, nil)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -169,7 +169,7 @@ func replayScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 		}
 		for _, conns := range []int{1, 64} {
 			l := load{conns: conns, max: p.maxRequests, body: func(int) []byte { return body }, want: same(cs.want)}
-			got, err := replayCase(p, live, l, cs.payload, cs.stream)
+			got, err := replayCase(p, live, l, cs.payload, cs.stream, nameReplay)
 			if err != nil {
 				return nil, err
 			}
@@ -241,8 +241,9 @@ func startPeers(p plan, dir string, ps peerSet) (started []server, notRun []repl
 
 // replayCase runs one case (payload and connections): a warm-up per
 // server, then p.rounds rounds of l in which every server takes its turn.
-// servers[0] is the limit, and llmproxy is among them.
-func replayCase(p plan, servers []server, l load, payload string, stream bool) ([]replayRow, error) {
+// servers[0] is the limit, and the server named subject (llmproxy) is among
+// them: each row's VsReplay is subject's throughput over that row's.
+func replayCase(p plan, servers []server, l load, payload string, stream bool, subject string) ([]replayRow, error) {
 	tallies := make([]*tally, len(servers))
 	clients := make([]*http.Client, len(servers))
 	defer func() {
@@ -279,7 +280,11 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool) (
 			}
 		}
 	}
-	replayTally := tallies[slices.IndexFunc(servers, func(s server) bool { return s.name == nameReplay })]
+	at := slices.IndexFunc(servers, func(s server) bool { return s.name == subject })
+	if at < 0 {
+		return nil, fmt.Errorf("%s ×%d: no server %q among those measured", payload, l.conns, subject)
+	}
+	replayTally := tallies[at]
 	var rows []replayRow
 	for k, s := range servers {
 		t := tallies[k]
@@ -289,10 +294,10 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool) (
 		}
 		if t.errs > 0 {
 			if k == 0 {
-				return nil, fmt.Errorf("replay %s ×%d on %s: %d errors, first: %v", payload, l.conns, s.name, t.errs, t.err)
+				return nil, fmt.Errorf("%s ×%d on %s: %d errors, first: %v", payload, l.conns, s.name, t.errs, t.err)
 			}
 			row.Failed = fmt.Sprintf("%d of %d answers wrong or failed, first: %v", t.errs, t.errs+t.n, t.err)
-			p.logf("replay %s ×%d on %s: %s", payload, l.conns, s.name, row.Failed)
+			p.logf("%s ×%d on %s: %s", payload, l.conns, s.name, row.Failed)
 		}
 		if s.proc != nil {
 			if m, err := s.proc.mem(); err == nil {
@@ -300,7 +305,7 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool) (
 			}
 		}
 		rows = append(rows, row)
-		p.logf("replay %-14s ×%-2d %-46s %8.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %.2f× limit  llmproxy %.2f× this  server CPU %6.1f µs/req  load generator %6.1f µs/req  RSS %5.1f MB",
+		p.logf("%-20s ×%-2d %-46s %8.0f req/s  p50 %6.3f ms  p99 %6.3f ms  %.2f× limit  llmproxy %.2f× this  server CPU %6.1f µs/req  load generator %6.1f µs/req  RSS %5.1f MB",
 			payload, l.conns, s.name, t.rps(), ms(t.pct(0.5)), ms(t.pct(0.99)), row.Ratio, row.VsReplay,
 			float64(t.cpuPerRequest())/1e3, float64(t.genCPUPerRequest())/1e3, mb(row.Mem.RSS))
 	}

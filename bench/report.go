@@ -27,6 +27,7 @@ type report struct {
 	peers   peerSet
 	scale   []scaleRow
 	record  []*recordResult // the first on the temporary directory's disk
+	mock    []replayRow
 }
 
 // write renders performance.md and performance.svg into dir.
@@ -196,6 +197,7 @@ func (r *report) markdown() string {
 	w("cd bench && go run . -quick     # the same in about a minute and a half, noisier, scale up to 10 000\n")
 	w("cd bench && go run . -quick -only replay-json -peers aimock   # one case, one peer (no report written)\n")
 	w("cd bench && go run . -profile /tmp/prof -only replay   # CPU profiles of the llmproxy server processes\n")
+	w("cd bench && go run . -quick -only mock   # llmproxy mock against a bare handler (no report written)\n")
 	w("cd bench && go vet ./... && go build ./...\n")
 	w("go test -run XXX -bench . -benchmem ./match/ ./wire/ ./store/   # micro-benchmarks, from the repository root\n")
 	w("```\n\n")
@@ -221,65 +223,10 @@ func (r *report) markdown() string {
 	w("the load generator's own (`getrusage` of this process, which shares the two cores with the server; for\n")
 	w("the in-process go-vcr row it includes that server). RSS and peak are the server's after the case.\n\n")
 	w("![replay and scaling chart](performance.svg)\n\n")
-	for _, payload := range []string{payloadJSON, payloadSSE} {
-		for _, conns := range []int{1, 64} {
-			var rows []replayRow
-			for _, row := range r.replay {
-				if row.Payload == payload && row.Conns == conns {
-					rows = append(rows, row)
-				}
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			var rp, bare *replayRow
-			for i := range rows {
-				switch rows[i].Server {
-				case nameReplay:
-					rp = &rows[i]
-				case nameLimit:
-					bare = &rows[i]
-				}
-			}
-			w("### %s, %d connection%s\n\n", payload, conns, plural(conns))
-			w("| server | req/s | × bare | llmproxy ÷ this | p50 ms | p99 ms | p99 × bare | server CPU ms / 1 000 req | × bare's | load generator CPU ms / 1 000 req | RSS MB | peak MB |\n")
-			w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-			for _, row := range rows {
-				name := row.Server
-				if row.Note != "" {
-					name += " (" + row.Note + ")"
-				}
-				if row.t == nil {
-					w("| %s | %s | | | | | | | | | | |\n", name, oneLine(row.Failed))
-					continue
-				}
-				vs, cpu, cpuX, p99X, rss, peak := "—", "—", "—", "—", "—", "—"
-				if rp != nil && row.Server != nameReplay {
-					vs = fmt.Sprintf("%.2f", row.VsReplay)
-				}
-				if c := row.t.cpuPerRequest(); c > 0 {
-					cpu = fmt.Sprintf("%.0f", perThousand(c))
-					if bc := bare.t.cpuPerRequest(); bc > 0 {
-						cpuX = fmt.Sprintf("%.2f", float64(c)/float64(bc))
-					}
-				}
-				if b99 := bare.t.pct(0.99); b99 > 0 {
-					p99X = fmt.Sprintf("%.2f", float64(row.t.pct(0.99))/float64(b99))
-				}
-				if row.Mem.RSS > 0 {
-					rss, peak = fmt.Sprintf("%.1f", mb(row.Mem.RSS)), fmt.Sprintf("%.1f", mb(row.Mem.HWM))
-				}
-				ratio := fmt.Sprintf("%.2f", row.Ratio)
-				if row.Failed != "" {
-					ratio, vs = "— ("+oneLine(row.Failed)+")", "—"
-				}
-				w("| %s | %.0f | %s | %s | %.3f | %.3f | %s | %s | %s | %.0f | %s | %s |\n", name, row.t.rps(), ratio, vs,
-					ms(row.t.pct(0.5)), ms(row.t.pct(0.99)), p99X, cpu, cpuX, perThousand(row.t.genCPUPerRequest()), rss, peak)
-			}
-			w("\n")
-		}
-	}
+	caseTables(w, r.replay, []string{payloadJSON, payloadSSE}, nameReplay, nameLimit)
 	r.peersSection(w)
+
+	r.mockSection(w)
 
 	w("\n## Lookup scaling\n\n")
 	w("Cassettes of n distinct recorded requests, request k answered with its own 2 KB JSON: the same answer with\n")
@@ -626,4 +573,87 @@ func index(s []string, v string) int {
 		}
 	}
 	return -1
+}
+
+// caseTables writes a table per payload and number of connections of
+// rows, in that order: subject is the server the "÷ this" column is of,
+// limit the one the ratios are against.
+func caseTables(w func(string, ...any), all []replayRow, payloads []string, subject, limit string) {
+	for _, payload := range payloads {
+		for _, conns := range []int{1, 64} {
+			var rows []replayRow
+			for _, row := range all {
+				if row.Payload == payload && row.Conns == conns {
+					rows = append(rows, row)
+				}
+			}
+			if len(rows) == 0 {
+				continue
+			}
+			var rp, bare *replayRow
+			for i := range rows {
+				switch rows[i].Server {
+				case subject:
+					rp = &rows[i]
+				case limit:
+					bare = &rows[i]
+				}
+			}
+			w("### %s, %d connection%s\n\n", payload, conns, plural(conns))
+			w("| server | req/s | × bare | llmproxy ÷ this | p50 ms | p99 ms | p99 × bare | server CPU ms / 1 000 req | × bare's | load generator CPU ms / 1 000 req | RSS MB | peak MB |\n")
+			w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, row := range rows {
+				name := row.Server
+				if row.Note != "" {
+					name += " (" + row.Note + ")"
+				}
+				if row.t == nil {
+					w("| %s | %s | | | | | | | | | | |\n", name, oneLine(row.Failed))
+					continue
+				}
+				vs, cpu, cpuX, p99X, rss, peak := "—", "—", "—", "—", "—", "—"
+				if rp != nil && row.Server != subject {
+					vs = fmt.Sprintf("%.2f", row.VsReplay)
+				}
+				if c := row.t.cpuPerRequest(); c > 0 {
+					cpu = fmt.Sprintf("%.0f", perThousand(c))
+					if bc := bare.t.cpuPerRequest(); bc > 0 {
+						cpuX = fmt.Sprintf("%.2f", float64(c)/float64(bc))
+					}
+				}
+				if b99 := bare.t.pct(0.99); b99 > 0 {
+					p99X = fmt.Sprintf("%.2f", float64(row.t.pct(0.99))/float64(b99))
+				}
+				if row.Mem.RSS > 0 {
+					rss, peak = fmt.Sprintf("%.1f", mb(row.Mem.RSS)), fmt.Sprintf("%.1f", mb(row.Mem.HWM))
+				}
+				ratio := fmt.Sprintf("%.2f", row.Ratio)
+				if row.Failed != "" {
+					ratio, vs = "— ("+oneLine(row.Failed)+")", "—"
+				}
+				w("| %s | %.0f | %s | %s | %.3f | %.3f | %s | %s | %s | %.0f | %s | %s |\n", name, row.t.rps(), ratio, vs,
+					ms(row.t.pct(0.5)), ms(row.t.pct(0.99)), p99X, cpu, cpuX, perThousand(row.t.genCPUPerRequest()), rss, peak)
+			}
+			w("\n")
+		}
+	}
+}
+
+// mockSection is the report of the mock scenario: no target, ratios only.
+func (r *report) mockSection(w func(string, ...any)) {
+	if len(r.mock) == 0 {
+		return
+	}
+	w("\n## Scenarios: `llmproxy mock` under load\n\n")
+	w("The weather round of docs/scenarios.md (a tool call, then the answer to the tool result), served by\n")
+	w("`proxy` in mock mode as `llmproxy mock` builds it (default pace and log level, one process), against a\n")
+	w("bare `net/http` handler serving the very bytes and headers mock wrote for the round (an SSE answer event\n")
+	w("by event, each flushed, as mock does), chosen by the request alone. Each connection plays the round,\n")
+	w("ask then answer, again and again in a conversation of its own (`X-Llmproxy-Conversation`, a fresh one\n")
+	w("per connection and run), so 64 connections are 64 conversations in parallel. Every answer is checked\n")
+	w("byte for byte with the response ids and the stream padding masked (they count each conversation's\n")
+	w("answers). A request is one answer, half a round. Servers interleaved round by round, each alone in its\n")
+	w("turn, as in the replay cases; *llmproxy ÷ this* is mock's throughput over that server's. Mock's RSS\n")
+	w("includes the conversations of the runs before (an engine keeps each one it met). No target.\n\n")
+	caseTables(w, r.mock, []string{payloadMockJSON, payloadMockSSE}, nameMock, nameMockBare)
 }

@@ -130,7 +130,7 @@ func (refuse) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // serveOptions are the flags of a server child.
 type serveOptions struct {
-	kind       string // bare, replay, record, vcr
+	kind       string // bare, replay, record, vcr, mock, mock-bare
 	cassette   string
 	upstream   string
 	cpuprofile string
@@ -198,6 +198,13 @@ func serveChild(o serveOptions) error {
 			return err
 		}
 		h = vcrHandler{rec}
+	case "mock", "mock-bare":
+		mh, closeMock, err := mockHandlerFor(o.kind)
+		if err != nil {
+			return err
+		}
+		defer closeMock()
+		h = mh
 	default:
 		return fmt.Errorf("unknown server kind %q", o.kind)
 	}

@@ -422,13 +422,19 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 		return
 	}
 	if req, err := wire.ParseRequest(kind, path, body); err == nil {
-		e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
-		e.ToolResults = cassette.ToolResults(req.ToolResults)
-		for k, r := range e.ToolResults {
-			if len(r.Content) > maxLoggedResult {
-				mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", r.Content[:maxLoggedResult], len(r.Content))
-				e.ToolResults[k].Content, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
-			}
+		e.summarizeParsed(&req)
+	}
+}
+
+// summarizeParsed fills in the request summary from a request already read
+// (what summarize reads from a body).
+func (e *LogEntry) summarizeParsed(req *wire.Request) {
+	e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
+	e.ToolResults = cassette.ToolResults(req.ToolResults)
+	for k, r := range e.ToolResults {
+		if len(r.Content) > maxLoggedResult {
+			mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", r.Content[:maxLoggedResult], len(r.Content))
+			e.ToolResults[k].Content, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
 		}
 	}
 }

@@ -157,6 +157,8 @@ type mockExchange struct {
 	body  []byte
 	conv  string
 	eng   *scenario.Engine
+	// parsed is the request as wire read it, once it has been; nil before.
+	parsed *wire.Request
 }
 
 // entry is the log entry of the exchange, ending now.
@@ -169,7 +171,10 @@ func (x *mockExchange) entry(status int, step, miss string) LogEntry {
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	if chatKind(x.kind) {
+	switch {
+	case x.parsed != nil:
+		e.summarizeParsed(x.parsed)
+	case chatKind(x.kind):
 		e.summarize(x.kind, x.route.path, x.body)
 	}
 	return e
@@ -207,11 +212,8 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return
 	}
-	opts, err := wire.OptionsFor(kind, path, body)
-	if err != nil {
-		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
-		return
-	}
+	x.parsed = &parsed
+	opts := wire.OptionsOf(kind, path, parsed, body)
 	done, err := s.mock.take(r.Context(), eng.Name(), x.conv)
 	if err != nil {
 		return // the client left while an earlier request of its conversation was answered

@@ -62,6 +62,12 @@ func OptionsFor(kind Kind, path string, body []byte) (WriteOptions, error) {
 	if err != nil {
 		return WriteOptions{}, err
 	}
+	return OptionsOf(kind, path, req, body), nil
+}
+
+// OptionsOf is OptionsFor of a request already read: req is what
+// ParseRequest returned for kind, path and body.
+func OptionsOf(kind Kind, path string, req Request, body []byte) WriteOptions {
 	o := WriteOptions{Stream: req.Stream, Request: body, Obfuscation: true}
 	switch kind {
 	case KindOpenAIChat, KindOpenAIResponses:
@@ -73,7 +79,7 @@ func OptionsFor(kind Kind, path string, body []byte) (WriteOptions, error) {
 	case KindEmbeddings:
 		o.Base64 = strOf(gjson.GetBytes(body, "encoding_format")) == "base64"
 	}
-	return o, nil
+	return o
 }
 
 // queryValue returns the first value of key in path's query, "" when absent.

@@ -111,15 +111,88 @@ var (
 )
 
 // indented pretty-prints a compact document with the given indent, keeping
-// key order and number spelling, as OpenAI (2 or 4 spaces) and Google do.
+// key order and number spelling, as OpenAI (2 or 4 spaces) and Google do:
+// the bytes json.Indent writes. The writers produce compact, valid JSON,
+// which it lays out in one pass (without json.Indent's validation); a
+// document with white space outside its strings goes through json.Indent,
+// which keeps one it refuses as it is.
 func indented(doc []byte, in string) []byte {
+	if out, ok := indentCompact(doc, in); ok {
+		return out
+	}
 	var buf bytes.Buffer
 	buf.Grow(len(doc) + len(doc)/2)
 	if err := json.Indent(&buf, doc, "", in); err != nil {
-		// The writers only produce valid JSON; keep it as it is if not.
 		return doc
 	}
 	return buf.Bytes()
+}
+
+// indentCompact lays out a compact document as json.Indent does: each
+// member or element on its own line, indented by its depth, ": " after a
+// name, and empty objects and arrays left as {} and []. ok is false for a
+// document with white space outside its strings, or more closing brackets
+// than opening ones or fewer. It does not check the rest of the syntax.
+func indentCompact(doc []byte, in string) (out []byte, ok bool) {
+	out = make([]byte, 0, len(doc)+len(doc)/2)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, in...)
+		}
+	}
+	for i := 0; i < len(doc); i++ {
+		switch c := doc[i]; c {
+		case '"':
+			end := stringEnd(doc, i)
+			if end < 0 {
+				return nil, false
+			}
+			out = append(out, doc[i:end]...)
+			i = end - 1
+		case '{', '[':
+			out = append(out, c)
+			if i+1 < len(doc) && doc[i+1] == c+2 { // '}' is '{'+2, ']' is '['+2
+				out = append(out, doc[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			if depth == 0 {
+				return nil, false
+			}
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		case ' ', '\t', '\n', '\r':
+			return nil, false
+		default:
+			out = append(out, c)
+		}
+	}
+	return out, depth == 0
+}
+
+// stringEnd returns the index just past the string literal starting with
+// the quote at doc[i], or -1 if it does not end.
+func stringEnd(doc []byte, i int) int {
+	for j := i + 1; j < len(doc); j++ {
+		switch doc[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
 }
 
 // googleSpaced puts a space after every member's colon and leaves commas
