@@ -157,32 +157,12 @@ func TestV1CassetteReads(t *testing.T) {
 // metadata as they were. A second Migrate leaves the file alone.
 func TestMigrate(t *testing.T) {
 	path := copyV1(t)
-	old := filepath.Join(t.TempDir(), "old.cassette")
-	if b, err := os.ReadFile(path); err != nil || os.WriteFile(old, b, 0o644) != nil {
-		t.Fatal(err)
-	}
+	old := bucketDumps(t, path)
 	mig, err := Migrate(path, Options{Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Migration{From: 1, To: store.FormatVersion, Interactions: 6, Fixtures: 1}); mig != want {
-		t.Errorf("Migrate = %+v, want %+v", mig, want)
-	}
-	if v, forms := formatOf(t, path); v != store.FormatVersion || forms != "222222" {
-		t.Errorf("migrated cassette is format %d with records %s, want %d and six format-2 records", v, forms, store.FormatVersion)
-	}
-	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
-		t.Errorf("export of the migrated cassette differs from the format-1 export:\n%s", got)
-	}
-	for _, bucket := range []string{"meta", "index", "shapes", "fixtures"} {
-		a, b := bucketDump(t, old, bucket), bucketDump(t, path, bucket)
-		if bucket == "meta" {
-			a = strings.Replace(a, `format_version\":1`, `format_version\":2`, 1) // as %q writes it
-		}
-		if a != b {
-			t.Errorf("bucket %s after Migrate:\n%s\nbefore:\n%s", bucket, b, a)
-		}
-	}
+	checkMigrated(t, path, old, mig)
 	before, _ := os.ReadFile(path)
 	again, err := Migrate(path, Options{Version: "test"})
 	if err != nil || again.From != store.FormatVersion || again.To != store.FormatVersion || again.Interactions != 6 {
@@ -304,21 +284,31 @@ func TestMigrateInBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkMigrated(t, path, old, mig)
+}
+
+// checkMigrated fails t unless the copy of testdata/v1.cassette at path,
+// whose buckets were old before mig, is in the current format with its
+// six interactions, exports as the format-1 cassette does byte for byte,
+// and holds the index, shapes, fixtures and metadata it held (the format
+// version aside).
+func checkMigrated(t *testing.T, path string, old map[string]string, mig Migration) {
+	t.Helper()
 	if want := (Migration{From: 1, To: store.FormatVersion, Interactions: 6, Fixtures: 1}); mig != want {
-		t.Errorf("migrate = %+v, want %+v", mig, want)
+		t.Errorf("migration = %+v, want %+v", mig, want)
 	}
 	if v, forms := formatOf(t, path); v != store.FormatVersion || forms != "222222" {
 		t.Errorf("migrated cassette is format %d with records %s, want %d and six format-2 records", v, forms, store.FormatVersion)
 	}
 	if got, want := exportOf(t, path), goldenV1Export(t); !bytes.Equal(got, want) {
-		t.Errorf("export of the cassette migrated in batches differs from the format-1 export:\n%s", got)
+		t.Errorf("export of the migrated cassette differs from the format-1 export:\n%s", got)
 	}
 	for bucket, a := range old {
 		if bucket == "meta" {
-			a = strings.Replace(a, `format_version\":1`, `format_version\":2`, 1)
+			a = strings.Replace(a, `format_version\":1`, `format_version\":2`, 1) // as %q writes it
 		}
 		if b := bucketDump(t, path, bucket); a != b {
-			t.Errorf("bucket %s after migrate in batches:\n%s\nbefore:\n%s", bucket, b, a)
+			t.Errorf("bucket %s after the migration:\n%s\nbefore:\n%s", bucket, b, a)
 		}
 	}
 }
