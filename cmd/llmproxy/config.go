@@ -167,6 +167,23 @@ func noArgs(fs *flag.FlagSet) error {
 	return nil
 }
 
+// parseCommand parses the flags of a command that takes no argument, and
+// requires each flag named in required to be set, in that order.
+func parseCommand(fs *flag.FlagSet, args []string, required ...string) error {
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	for _, name := range required {
+		if err := requireFlag(fs, name, fs.Lookup(name).Value.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func requireFlag(fs *flag.FlagSet, name, value string) error {
 	if value == "" {
 		return usagef("%s: --%s is required (or %s)", commandOf(fs), name, envName(name))

@@ -78,16 +78,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	in := fs.String("in", "", "export `file` to read (- for standard input)")
 	path := fs.String("cassette", "", "cassette `file` to create")
 	force := fs.Bool("force", false, "replace the contents of an existing cassette")
-	if err := parseFlags(fs, args, nil); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := requireFlag(fs, "in", *in); err != nil {
-		return err
-	}
-	if err := requireFlag(fs, "cassette", *path); err != nil {
+	if err := parseCommand(fs, args, "in", "cassette"); err != nil {
 		return err
 	}
 	// An export may have been edited by hand, or written by an llmproxy

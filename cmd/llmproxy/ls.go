@@ -20,13 +20,7 @@ import (
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls", stderr)
 	path := fs.String("cassette", "", "cassette `file` to list")
-	if err := parseFlags(fs, args, nil); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := requireFlag(fs, "cassette", *path); err != nil {
+	if err := parseCommand(fs, args, "cassette"); err != nil {
 		return err
 	}
 	c, err := cassette.Open(*path, cassette.Options{ReadOnly: true})

@@ -14,13 +14,7 @@ import (
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("migrate", stderr)
 	path := fs.String("cassette", "", "cassette `file` to rewrite in the current format")
-	if err := parseFlags(fs, args, nil); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := requireFlag(fs, "cassette", *path); err != nil {
+	if err := parseCommand(fs, args, "cassette"); err != nil {
 		return err
 	}
 	before, err := os.Stat(*path)

@@ -23,13 +23,7 @@ func runScrub(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&mapSpecs, "map", "substitute an application tool as a preset: `TOOL=PRESET` (repeatable)")
 	out := fs.String("out", "", "write the scrubbed cassette to `file` and leave --cassette as it is")
 	strict := fs.Bool("strict", false, "fail, writing nothing, when a call to a preset is left unchanged")
-	if err := parseFlags(fs, args, nil); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if err := requireFlag(fs, "cassette", *path); err != nil {
+	if err := parseCommand(fs, args, "cassette"); err != nil {
 		return err
 	}
 	mapping, err := fixture.ParseMapping(mapSpecs)
