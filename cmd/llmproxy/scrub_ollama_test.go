@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -64,13 +63,6 @@ type ollamaToolCall struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	} `json:"function"`
-}
-
-// ollamaChunk is the non-streamed answer, or one NDJSON line of a stream.
-type ollamaChunk struct {
-	Message ollamaMessage `json:"message"`
-	Done    bool          `json:"done"`
-	Error   string        `json:"error"`
 }
 
 // ollamaTools are the preset tools as Ollama tool definitions, which have
@@ -170,57 +162,8 @@ func ollamaToolMessage(ctx context.Context, tools agent.Tools, tc ollamaToolCall
 // single JSON object, or the NDJSON lines up to "done": true folded into one
 // message (content concatenated, tool calls in order).
 func ollamaChat(ctx context.Context, url string, req ollamaRequest) (ollamaMessage, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return ollamaMessage{}, err
-	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return ollamaMessage{}, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hreq)
-	if err != nil {
-		return ollamaMessage{}, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		return ollamaMessage{}, fmt.Errorf("POST %s: %s: %s", url, resp.Status, strings.TrimSpace(string(b)))
-	}
-	msg, err := readOllama(resp.Body, req.Stream)
-	if err != nil {
-		return ollamaMessage{}, fmt.Errorf("POST %s: %w", url, err)
-	}
-	return msg, nil
-}
-
-// readOllama reads an answer: with stream, JSON lines until one says
-// "done": true; without, exactly one JSON object, which must say it too.
-func readOllama(r io.Reader, stream bool) (ollamaMessage, error) {
-	dec := json.NewDecoder(r)
-	msg := ollamaMessage{Role: "assistant"}
-	for n := 1; ; n++ {
-		var c ollamaChunk
-		if err := dec.Decode(&c); err != nil {
-			return ollamaMessage{}, fmt.Errorf("answer line %d: %w", n, err)
-		}
-		if c.Error != "" {
-			return ollamaMessage{}, fmt.Errorf("answer line %d: error %q", n, c.Error)
-		}
-		msg.Content += c.Message.Content
-		msg.ToolCalls = append(msg.ToolCalls, c.Message.ToolCalls...)
-		if c.Done {
-			break
-		}
-		if !stream {
-			return ollamaMessage{}, errors.New(`the answer to "stream": false is not done`)
-		}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return ollamaMessage{}, errors.New("the answer goes on after the line that says done")
-	}
-	return msg, nil
+	a, err := ollamaPost(ctx, url, req)
+	return a.Message, err
 }
 
 // ollamaIDless plays l on Ollama's chat API as Ollama documents it and as
