@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/store"
 )
 
 // TestImportRefusesInformationalStatus: an export whose interaction has a
@@ -94,7 +95,7 @@ func TestImportIndexesForServing(t *testing.T) {
 	if code, _, stderr := cli(t, "import", "--in", in, "--cassette", path); code != 0 {
 		t.Fatalf("import: %d %s", code, stderr)
 	}
-	imported := indexRules(t, path)
+	imported := metaOf(t, path).IndexRules
 
 	c := serveConfig{mode: proxy.ModeAuto}
 	if err := c.flags("auto", io.Discard).Parse([]string{"--cassette", path}); err != nil {
@@ -111,13 +112,13 @@ func TestImportIndexesForServing(t *testing.T) {
 	}
 	srv.Close()
 	cleanup()
-	if got := indexRules(t, path); got != imported {
+	if got := metaOf(t, path).IndexRules; got != imported {
 		t.Errorf("auto reindexed the imported cassette: index rules %q, imported with %q", got, imported)
 	}
 }
 
-// indexRules reads the index rules a cassette was indexed with.
-func indexRules(t *testing.T, path string) string {
+// metaOf reads a cassette's metadata.
+func metaOf(t *testing.T, path string) store.Meta {
 	t.Helper()
 	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
 	if err != nil {
@@ -128,5 +129,5 @@ func indexRules(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m.IndexRules
+	return m
 }

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
 
@@ -105,7 +103,7 @@ func TestRecordOverwrite(t *testing.T) {
 	})
 	t.Run("clean exit", func(t *testing.T) {
 		path := fresh(t)
-		before := created(t, path)
+		before := metaOf(t, path).Created
 		p := start(t, path, "--overwrite")
 		post(t, p.base, "/v1/chat/completions", body)
 		post(t, p.base, "/v1/chat/completions", crashChat("another new question", true))
@@ -114,7 +112,7 @@ func TestRecordOverwrite(t *testing.T) {
 		if got := contents(t, path); got != "1:new 2:new" {
 			t.Errorf("cassette = %s, want the two new interactions", got)
 		}
-		if after := created(t, path); !after.After(before) {
+		if after := metaOf(t, path).Created; !after.After(before) {
 			t.Errorf("created time %s, want later than the old cassette's %s", after, before)
 		}
 	})
@@ -126,19 +124,4 @@ func TestRecordOverwrite(t *testing.T) {
 			}
 		}
 	})
-}
-
-// created reads a cassette's creation time.
-func created(t *testing.T, path string) time.Time {
-	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	m, err := c.Meta()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m.Created
 }
