@@ -49,13 +49,18 @@ func SyncDir(dir string) error {
 // file's handle is closed with the store, after any read begun on it.
 // The caller holds appendMu.
 func (s *Store) upgradeFile() error {
+	if s.current {
+		return nil
+	}
 	if m, err := s.Meta(); err != nil || m.FormatVersion >= FormatVersion {
+		s.current = err == nil
 		return err
 	}
 	s.swapMu.Lock() // no other write to the old file from now on
 	defer s.swapMu.Unlock()
 	m, err := s.Meta() // a Replace may have rewritten it meanwhile
 	if err != nil || m.FormatVersion >= FormatVersion {
+		s.current = err == nil
 		return err
 	}
 	if s.upgrade == nil {
@@ -79,6 +84,7 @@ func (s *Store) upgradeFile() error {
 		return fmt.Errorf("cassette %s: upgrade from format version %d: %w", s.path, m.FormatVersion, err)
 	}
 	s.retired = s.db.Swap(d.db.Load())
+	s.current = true
 	if err := SyncDir(filepath.Dir(s.path)); err != nil {
 		return fmt.Errorf("cassette %s: %w", s.path, err)
 	}

@@ -140,6 +140,11 @@ type Store struct {
 	appendMu sync.Mutex
 	reset    bool // Options.Overwrite, until the first append
 	upgrade  func(id uint64, old []byte) ([]byte, error)
+	// current is set, under appendMu, once an append found the file in
+	// the current format: no write of this store makes it older, and no
+	// other process writes it, so later appends need not read its
+	// metadata again.
+	current bool
 
 	res resident // for a read-only store: bounds what stays mapped
 	txs txPool   // for a read-only store: the read transactions Read reuses
