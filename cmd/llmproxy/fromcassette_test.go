@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -76,8 +77,12 @@ func weatherAgent(ctx context.Context, base string, stream bool) (string, error)
 	return strings.Join(seen, "\n"), fmt.Errorf("no answer after two turns")
 }
 
+// sortedJSON prints JSON with its object keys sorted; nil when it is not JSON.
 func sortedJSON(s string) string {
-	v := jsonValue([]byte(s))
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		v = nil
+	}
 	return fmt.Sprint(v)
 }
 
