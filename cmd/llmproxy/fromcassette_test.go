@@ -288,7 +288,7 @@ func oddCassette(t *testing.T, path string, exchanges ...odd) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	m, err := defaultMatcher()
+	m, err := cassette.DefaultIndexer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func oddCassette(t *testing.T, path string, exchanges ...odd) {
 			Response: cassette.Response{Status: x.status, Headers: http.Header{"Content-Type": {"application/json"}},
 				Body: cassette.Body(x.response)},
 		}
-		key, shape, err := proxy.Keys(m)(i)
+		key, shape, err := m.Keys(i)
 		if err != nil {
 			t.Fatal(err)
 		}
