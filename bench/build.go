@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/store"
 	"github.com/llmproxy/llmproxy/wire"
@@ -20,21 +19,6 @@ import (
 
 // recordedAt is the recording time written into bench cassettes.
 var recordedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-
-// matcher is the matcher `llmproxy import` indexes a cassette with, so
-// that a cassette the bench writes is indexed as an imported one.
-func matcher() (*match.Matcher, *cassette.Redactor, error) {
-	r, err := cassette.NewRedactor(nil, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
-	if err != nil {
-		return nil, nil, err
-	}
-	m = proxy.DefaultRouteMatcher(m) // the index a replay server reads as it is
-	return m, r, nil
-}
 
 // interaction is a recorded exchange as the record mode would store it,
 // before redaction.
@@ -63,9 +47,14 @@ func jsonRecorded(body []byte) cassette.Response {
 }
 
 // writeCassette writes interactions to a new cassette at path in one
-// transaction, indexed the way replay reads them.
+// transaction, redacted and indexed as `llmproxy import` writes a cassette
+// (cassette.DefaultIndexer), the way replay reads them.
 func writeCassette(path string, all []*cassette.Interaction) error {
-	m, r, err := matcher()
+	r, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		return err
+	}
+	m, err := cassette.DefaultIndexer()
 	if err != nil {
 		return err
 	}
@@ -80,7 +69,7 @@ func writeCassette(path string, all []*cassette.Interaction) error {
 		Meta:         store.Meta{Created: recordedAt, Updated: recordedAt, Version: "bench", IndexRules: m.Fingerprint()},
 		Interactions: all,
 	}
-	if err := c.Replace(ct, proxy.Keys(m)); err != nil {
+	if err := c.Replace(ct, m.Keys); err != nil {
 		c.Close()
 		return err
 	}

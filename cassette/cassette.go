@@ -11,9 +11,9 @@ import (
 )
 
 // Keys computes the index keys of an interaction: its match key and its
-// coarse shape. The matcher supplies it; the cassette does not match. It
-// must be safe for concurrent use: a whole cassette is indexed on every CPU
-// at once.
+// coarse shape. An Indexer's Keys is the one llmproxy indexes with; the
+// store only keeps what it gives. It must be safe for concurrent use: a
+// whole cassette is indexed on every CPU at once.
 type Keys func(i *Interaction) (key, shape string, err error)
 
 // Options configure Open.

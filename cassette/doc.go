@@ -13,6 +13,13 @@
 // provider. Export writes the same bytes for the same cassette, and Import
 // of an export followed by Export gives the export back byte for byte.
 //
+// An Indexer is the one index-key policy: under a set of matching rules
+// (package match) and a Redactor's secrets it gives an interaction its match
+// key and shape, and names the rules by the fingerprint the metadata keeps,
+// so the two always agree. The server, import, scrub and the tests' proxy
+// all index with one; DefaultIndexer is the one a cassette written outside
+// a server takes, so that replay reads its index as it is.
+//
 // An interaction is stored as a format-2 record (record.go): its response
 // body and stream events raw, beside an event table, so that Read and
 // Reply serve them from the file's pages without decoding; a format-1

@@ -2,7 +2,6 @@ package match
 
 import (
 	"github.com/llmproxy/llmproxy/internal/jsonvalue"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // MaxDepth bounds the nesting of a JSON body that is compared structurally.
@@ -13,4 +12,4 @@ import (
 const MaxDepth = jsonvalue.MaxDepth
 
 // deeper reports whether b nests arrays and objects more than limit deep.
-func deeper(b []byte, limit int) bool { return wire.NestedDeeper(b, limit) }
+func deeper(b []byte, limit int) bool { return jsonvalue.NestedDeeper(b, limit) }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/llmproxy/llmproxy/wire"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -174,4 +175,41 @@ func (d Descriptor) MarshalJSON() ([]byte, error) {
 		{"resultSchema", json.RawMessage(d.s.schemas[partResult])},
 		{"errorSchema", json.RawMessage(d.s.schemas[partError])},
 	})
+}
+
+// Tool returns the preset as the function tool an application offers a
+// model: its name, description and argument schema (without $schema), which
+// package wire writes in each provider's shape.
+func (d Descriptor) Tool() wire.ToolDef {
+	if d.s == nil {
+		return wire.ToolDef{}
+	}
+	return wire.ToolDef{Name: d.s.name, Description: d.s.description, Parameters: mustMarshal(d.s.args)}
+}
+
+// OpenAIChatTool returns the preset as an OpenAI Chat Completions tool
+// (wire.ToolDef.OpenAIChat); nil for the zero Descriptor.
+func (d Descriptor) OpenAIChatTool() []byte { return d.tool(wire.ToolDef.OpenAIChat) }
+
+// ResponsesTool returns the preset as an OpenAI Responses API function tool
+// (wire.ToolDef.OpenAIResponses); nil for the zero Descriptor.
+func (d Descriptor) ResponsesTool() []byte { return d.tool(wire.ToolDef.OpenAIResponses) }
+
+// AnthropicTool returns the preset as an Anthropic Messages client tool
+// (wire.ToolDef.Anthropic); nil for the zero Descriptor.
+func (d Descriptor) AnthropicTool() []byte { return d.tool(wire.ToolDef.Anthropic) }
+
+// GeminiFunctionDeclaration returns the preset as one entry of a Gemini
+// tool's "functionDeclarations" (wire.ToolDef.GeminiDeclaration); nil for
+// the zero Descriptor.
+func (d Descriptor) GeminiFunctionDeclaration() []byte {
+	return d.tool(wire.ToolDef.GeminiDeclaration)
+}
+
+// tool writes the preset's tool in one provider's shape.
+func (d Descriptor) tool(shape func(wire.ToolDef) []byte) []byte {
+	if d.s == nil {
+		return nil
+	}
+	return shape(d.Tool())
 }

@@ -12,9 +12,10 @@
 // by function name. A Descriptor has the preset's name, a description for the
 // model, and three JSON Schemas (draft 2020-12): its arguments, its
 // successful result, and its error. It validates raw payloads against them
-// (ValidateArguments, ValidateResult, ValidateError) and renders the preset
-// as a tool definition in each provider's wire shape (OpenAIChatTool,
-// ResponsesTool, AnthropicTool, GeminiFunctionDeclaration).
+// (ValidateArguments, ValidateResult, ValidateError) and gives the preset as
+// a function tool (Tool, a wire.ToolDef), which package wire writes in each
+// provider's shape (OpenAIChatTool, ResponsesTool, AnthropicTool,
+// GeminiFunctionDeclaration).
 //
 // # Typed presets
 //

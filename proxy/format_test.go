@@ -129,7 +129,7 @@ func TestReplayDamagedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
+	m, err := cassette.NewIndexer(match.Rules{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,8 @@ func TestReplayDamagedRecord(t *testing.T) {
 		Response: cassette.Response{Status: 200, Body: []byte(`{}`)}}
 	// The server's matcher: the default upstream is the openai one, so
 	// the two spellings of its routes are one.
-	served := m.WithAlias(cassette.DefaultUpstream, "openai")
-	key, shape, err := proxy.Keys(served)(i)
+	served := m.DefaultRoute()
+	key, shape, err := served.Keys(i)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestReplayDamagedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Matcher, c.Redactor = m, r })
+	h := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Indexer, c.Redactor = m, r })
 	for range 2 {
 		got := send(t, h.URL(), chatAPI.path, chatAPI.body)
 		if got.status != http.StatusInternalServerError || !bytes.Contains(got.body, []byte("interaction 1")) ||

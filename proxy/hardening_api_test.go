@@ -138,11 +138,11 @@ func TestAPIReadsNeverWrite(t *testing.T) {
 	recordInDir(t, dir, "a")
 	path := filepath.Join(dir, "a.cassette")
 	before := rawCassette(t, path)
-	m, err := proxy.NewMatcher(match.Rules{Ignore: []string{"temperature"}}, mustRedactor(t))
+	m, err := cassette.NewIndexer(match.Rules{Ignore: []string{"temperature"}}, mustRedactor(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := proxy.New(proxy.Config{Mode: proxy.ModeRecord, CassetteDir: dir, Matcher: m, Version: "test"})
+	p, err := proxy.New(proxy.Config{Mode: proxy.ModeRecord, CassetteDir: dir, Indexer: m, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

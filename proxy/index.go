@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
 )
 
 // index finds a cassette's recordings by match key and by shape (method,
@@ -22,16 +21,16 @@ type index struct {
 	keys, shapes map[string][]uint64
 }
 
-// openIndex makes the index of an open cassette under the matcher's rules:
-// a cassette indexed under other rules is reindexed on disk, or in memory
-// when it is read-only. An empty cassette only takes the rules' fingerprint.
-func openIndex(c *cassette.Cassette, m *match.Matcher) (*index, error) {
+// openIndex makes the index of an open cassette by x: a cassette indexed
+// under other rules is reindexed on disk, or in memory when it is
+// read-only. An empty cassette only takes x's fingerprint.
+func openIndex(c *cassette.Cassette, x *cassette.Indexer) (*index, error) {
 	ix := &index{c: c}
 	meta, err := c.Meta()
 	if err != nil {
 		return nil, err
 	}
-	if meta.IndexRules == m.Fingerprint() {
+	if meta.IndexRules == x.Fingerprint() {
 		return ix, nil
 	}
 	n, err := c.Len()
@@ -40,14 +39,14 @@ func openIndex(c *cassette.Cassette, m *match.Matcher) (*index, error) {
 	}
 	switch {
 	case c.ReadOnly():
-		err = ix.build(m)
+		err = ix.build(x)
 	case n == 0:
-		err = c.SetIndexRules(m.Fingerprint())
+		err = c.SetIndexRules(x.Fingerprint())
 	default:
 		var ct *cassette.Contents
 		if ct, err = c.Load(); err == nil {
-			ct.Meta.IndexRules = m.Fingerprint()
-			err = c.Replace(ct, Keys(m))
+			ct.Meta.IndexRules = x.Fingerprint()
+			err = c.Replace(ct, x.Keys)
 		}
 	}
 	if err != nil {
@@ -57,10 +56,10 @@ func openIndex(c *cassette.Cassette, m *match.Matcher) (*index, error) {
 }
 
 // build makes the copy in memory.
-func (ix *index) build(m *match.Matcher) error {
+func (ix *index) build(x *cassette.Indexer) error {
 	keys, shapes := map[string][]uint64{}, map[string][]uint64{}
 	err := ix.c.ForEach(func(i *cassette.Interaction) error {
-		key, shape, err := Keys(m)(i)
+		key, shape, err := x.Keys(i)
 		if err != nil {
 			return fmt.Errorf("interaction %d: %w", i.ID, err)
 		}
@@ -118,25 +117,4 @@ func (ix *index) append(items []cassette.Keyed) ([]cassette.Appended, error) {
 		}
 	}
 	return res, nil
-}
-
-// requestOf is the match view of a recorded request.
-func requestOf(i *cassette.Interaction) *match.Request {
-	return &match.Request{
-		Method: i.Request.Method, Upstream: i.Upstream, Path: i.Request.Path, Query: i.Request.Query,
-		Header: i.Request.Headers, Body: i.Request.Body, Kind: i.Kind,
-	}
-}
-
-// Keys returns the index keys of interactions under a matcher, for
-// cassette.Replace.
-func Keys(m *match.Matcher) cassette.Keys {
-	return func(i *cassette.Interaction) (string, string, error) {
-		req := requestOf(i)
-		key, err := m.Key(req)
-		if err != nil {
-			return "", "", err
-		}
-		return key, m.Shape(req), nil
-	}
 }

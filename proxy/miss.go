@@ -118,7 +118,7 @@ func (s *Server) closest(x *exchange) (*cassette.Interaction, []match.Difference
 	var bestDiffs []match.Difference
 	bestScore := -1
 	for _, c := range cands {
-		diffs, n := s.matcher.Diff(x.mreq, requestOf(c), 3)
+		diffs, n := s.matcher.Diff(x.mreq, cassette.MatchRequest(c), 3)
 		// Same API kind first, then fewest differences; on a tie, one not
 		// yet served is the likelier intent than one already served.
 		score := 2 * n

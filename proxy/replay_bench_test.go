@@ -11,7 +11,6 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
-	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/store"
 	"github.com/llmproxy/llmproxy/wire"
@@ -91,15 +90,10 @@ func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.S
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := cassette.NewRedactor(nil, nil)
+	m, err := cassette.DefaultIndexer() // the index a replay server reads as it is
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m = proxy.DefaultRouteMatcher(m) // the index a replay server reads as it is
 	ct := &cassette.Contents{Meta: store.Meta{IndexRules: m.Fingerprint()}}
 	for _, up := range []string{cassette.DefaultUpstream, "openai"} {
 		ct.Interactions = append(ct.Interactions, &cassette.Interaction{
@@ -109,7 +103,7 @@ func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.S
 			Response: resp,
 		})
 	}
-	if err := c.Replace(ct, proxy.Keys(m)); err != nil {
+	if err := c.Replace(ct, m.Keys); err != nil {
 		b.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
@@ -120,7 +114,7 @@ func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.S
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Close() })
-	p, err := proxy.New(proxy.Config{Cassette: c, Matcher: m, Redactor: r, OnExhausted: proxy.ExhaustedRepeatLast, Transport: forbidden{b}})
+	p, err := proxy.New(proxy.Config{Cassette: c, OnExhausted: proxy.ExhaustedRepeatLast, Transport: forbidden{b}})
 	if err != nil {
 		b.Fatal(err)
 	}

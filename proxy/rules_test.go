@@ -69,11 +69,11 @@ func TestRulesFileDecidesMatching(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := proxy.NewMatcher(tt.rules, r)
+			m, err := cassette.NewIndexer(tt.rules, r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Matcher, c.Redactor = m, r })
+			rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Indexer, c.Redactor = m, r })
 			status, body := send(rep.URL(), tt.query, tt.beta, tt.body)
 			switch {
 			case tt.miss == "" && status != http.StatusOK:

@@ -245,11 +245,11 @@ func TestExtraRedactionRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := proxy.NewMatcher(match.Rules{}, red)
+	m, err := cassette.NewIndexer(match.Rules{}, red)
 	if err != nil {
 		t.Fatal(err)
 	}
-	withRules := func(c *proxy.Config) { c.Redactor, c.Matcher = red, m }
+	withRules := func(c *proxy.Config) { c.Redactor, c.Indexer = red, m }
 	body := func(userKey, name, content string) string {
 		return `{"model":"gpt-4o-mini","metadata":{"user_key":"` + userKey + `","team":"qa"},` +
 			`"messages":[{"role":"user","name":"` + name + `","content":"` + content + `"}]}`

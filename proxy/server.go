@@ -14,7 +14,6 @@ import (
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/view"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // DefaultMaxBody is the request body limit when Config.MaxBody is zero.
@@ -44,8 +43,10 @@ type Config struct {
 	Upstreams map[string]*url.URL
 	// Default receives unprefixed paths; nil means Upstreams["openai"].
 	Default *url.URL
-	// Matcher computes match keys; nil means match.New with no rules.
-	Matcher *match.Matcher
+	// Indexer gives requests and recordings their match keys; nil means
+	// cassette.NewIndexer with no rules and Redactor. With the default
+	// upstream openai's, the server uses its DefaultRoute.
+	Indexer *cassette.Indexer
 	// Redactor removes secrets before anything is stored; nil means the
 	// defaults of cassette.NewRedactor.
 	Redactor *cassette.Redactor
@@ -150,7 +151,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.setLimits()
 	var err error
-	if s.tapes, err = newTapeSet(s.cfg, s.matcher); err != nil {
+	if s.tapes, err = newTapeSet(s.cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Mode == ModeMock {
@@ -191,7 +192,8 @@ func (s *Server) setUpstreams() error {
 	return nil
 }
 
-// setMatching fills in the redactor and the matcher.
+// setMatching fills in the redactor, the indexer (the one the server
+// uses, its default route included) and its matcher.
 func (s *Server) setMatching() error {
 	s.redactor = s.cfg.Redactor
 	if s.redactor == nil {
@@ -201,30 +203,18 @@ func (s *Server) setMatching() error {
 		}
 		s.redactor = r
 	}
-	s.matcher = s.cfg.Matcher
-	if s.matcher == nil {
-		m, err := NewMatcher(match.Rules{}, s.redactor)
+	if s.cfg.Indexer == nil {
+		x, err := cassette.NewIndexer(match.Rules{}, s.redactor)
 		if err != nil {
 			return err
 		}
-		s.matcher = m
+		s.cfg.Indexer = x
 	}
 	if s.openaiDefault {
-		s.matcher = DefaultRouteMatcher(s.matcher)
+		s.cfg.Indexer = s.cfg.Indexer.DefaultRoute()
 	}
+	s.matcher = s.cfg.Indexer.Matcher()
 	return nil
-}
-
-// DefaultRouteMatcher returns m as a Server whose default upstream is the
-// openai one (the default) uses it: unprefixed requests, recorded under the
-// default's name, and /openai/ ones are one route. Cassettes recorded
-// before the two spellings were one route hold unprefixed requests under
-// the default's name. A cassette written outside a Server (import, scrub)
-// is indexed with it, so that such a Server reads its index as it is
-// rather than indexing it again at open. Give it the matcher of NewMatcher,
-// once: its fingerprint is derived from m's.
-func DefaultRouteMatcher(m *match.Matcher) *match.Matcher {
-	return m.WithAlias(cassette.DefaultUpstream, "openai")
 }
 
 // setLimits fills in the bounds, the transport, the logger and the journal.
@@ -260,22 +250,6 @@ func (s *Server) setLimits() {
 	if s.journal.limit <= 0 {
 		s.journal.limit = 10000
 	}
-}
-
-// NewMatcher builds the matcher a Server uses for rules: the rules plus the
-// redactor's secrets (never compared), with conversation-aware diagnostics.
-// A rule that compares a secret header is an error.
-func NewMatcher(rules match.Rules, r *cassette.Redactor) (*match.Matcher, error) {
-	for _, h := range rules.Headers {
-		if r.IsSecretHeader(h) {
-			return nil, fmt.Errorf("match header %s: it carries a secret and is never stored: %w", h, ErrConfig)
-		}
-	}
-	rules.SecretQuery = append(append([]string{}, rules.SecretQuery...), cassette.DefaultSecretQuery...)
-	rules.Ignore = append(append([]string{}, rules.Ignore...), r.BodyPaths()...)
-	return match.New(rules, func(kind string, body []byte, path string) string {
-		return wire.DescribePath(wire.Kind(kind), body, path)
-	})
 }
 
 // Mode is the server's mode.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
 )
 
 // tape is one cassette as this process uses it: the open cassette, its
@@ -34,10 +33,10 @@ type tape struct {
 // newTape is the tape of the cassette at path, not yet open.
 func newTape(path string) *tape { return &tape{name: path, opened: make(chan struct{})} }
 
-// attach makes the tape use an open cassette, indexed under the matcher's
-// rules (see openIndex).
-func (t *tape) attach(c *cassette.Cassette, m *match.Matcher) error {
-	ix, err := openIndex(c, m)
+// attach makes the tape use an open cassette, indexed by x (see
+// openIndex).
+func (t *tape) attach(c *cassette.Cassette, x *cassette.Indexer) error {
+	ix, err := openIndex(c, x)
 	if err != nil {
 		return fmt.Errorf("cassette %s: %w", t.name, err)
 	}

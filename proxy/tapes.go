@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -31,7 +30,7 @@ type tapeSet struct {
 	dir     string
 	opts    cassette.Options // how a cassette of dir is opened
 	create  bool             // whether a missing cassette of dir may be created
-	matcher *match.Matcher
+	indexer *cassette.Indexer
 
 	mu    sync.Mutex
 	tapes map[string]*tape // by name under dir, or "" for main
@@ -43,9 +42,9 @@ type tapeSet struct {
 	kept  map[string]*plays
 }
 
-func newTapeSet(cfg Config, m *match.Matcher) (*tapeSet, error) {
+func newTapeSet(cfg Config) (*tapeSet, error) {
 	ts := &tapeSet{
-		main: cfg.Cassette, dir: cfg.CassetteDir, matcher: m, tapes: map[string]*tape{},
+		main: cfg.Cassette, dir: cfg.CassetteDir, indexer: cfg.Indexer, tapes: map[string]*tape{},
 		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, Version: cfg.Version, Overwrite: cfg.Overwrite && cfg.Mode == ModeRecord},
 		create: cfg.Mode != ModeReplay, max: cfg.MaxOpenCassettes, kept: map[string]*plays{},
 	}
@@ -54,7 +53,7 @@ func newTapeSet(cfg Config, m *match.Matcher) (*tapeSet, error) {
 	}
 	if cfg.Cassette != nil {
 		t := newTape(cfg.Cassette.Path())
-		if err := t.attach(cfg.Cassette, m); err != nil {
+		if err := t.attach(cfg.Cassette, cfg.Indexer); err != nil {
 			return nil, err
 		}
 		close(t.opened)
@@ -231,7 +230,7 @@ func (ts *tapeSet) exists(name string) error {
 func (ts *tapeSet) fill(name string, t *tape) {
 	c, err := cassette.Open(t.name, ts.opts)
 	if err == nil {
-		if err = t.attach(c, ts.matcher); err != nil {
+		if err = t.attach(c, ts.indexer); err != nil {
 			c.Close()
 		}
 	}

@@ -14,7 +14,8 @@
 // Load and Parse read the model from a YAML or JSON file; Builder makes it in
 // Go. Both give the same value and check it by the same rules, reporting
 // every problem at once: an ErrorList of *Error, each FILE:LINE: message for
-// a file. The Engine never sees YAML.
+// a file. The Engine never sees YAML. FromCassette writes a scenario file
+// that answers a cassette's recorded conversations as they were answered.
 //
 // # The engine
 //

@@ -4,7 +4,7 @@
 // rest. The proxy, the matcher, the presets and the fixtures ask it; nothing
 // else in llmproxy reads or writes a provider's body by a provider path.
 //
-// It answers six questions:
+// It answers seven questions:
 //
 //   - Which API is this? Detect maps a method and path to a Kind, stored with
 //     each interaction; DetectFraming maps a Content-Type to a Framing.
@@ -24,6 +24,8 @@
 //     SyntheticID); SetOutput replaces a tool's output, carried as it was.
 //   - How does this provider say no? ErrorBody builds an error body each
 //     official SDK surfaces with its message.
+//   - How does a request offer a tool? ToolDef writes a function tool as
+//     each provider declares one.
 //   - How would the provider answer? Write turns a provider-neutral Answer
 //     into the body or the stream of events the provider of a Kind sends
 //     (OptionsFor reads from a request how it asks to be answered);
@@ -46,7 +48,8 @@
 // meaning for a kind is ErrUnsupported, and a missing call or turn is
 // ErrNotFound.
 //
-// The package imports nothing from llmproxy and keeps no state: every
+// The package imports nothing from llmproxy but internal/jsonvalue (for the
+// nesting bound, which JSON equality shares) and keeps no state: every
 // function is safe for concurrent use, except that a Splitter belongs to one
 // stream.
 package wire

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
 // maxDepth bounds the nesting of any JSON document this package reads, so
@@ -39,50 +41,9 @@ func checkJSON(b []byte) error {
 	return errors.New("invalid JSON")
 }
 
-// NestedDeeper reports whether b opens more than limit arrays and objects
-// inside one another. It reads each byte once, skips strings, and stops at
-// the first level over the limit; b need not be valid JSON.
-func NestedDeeper(b []byte, limit int) bool {
-	d, _ := depthUpTo(b, limit)
-	return d > limit
-}
-
-// depth returns the deepest nesting of arrays and objects in b (ignoring
-// brackets inside strings), stopping as soon as it exceeds maxDepth, and the
-// offset where it stopped.
-func depth(b []byte) (deepest, at int) { return depthUpTo(b, maxDepth) }
-
-func depthUpTo(b []byte, limit int) (deepest, at int) {
-	d := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '[', '{':
-			d++
-			if d > deepest {
-				deepest = d
-				if d > limit {
-					return d, i
-				}
-			}
-		case ']', '}':
-			d--
-		}
-	}
-	return deepest, len(b)
-}
+// depth returns the deepest nesting of arrays and objects in b, up to
+// just past maxDepth, and the offset where it stopped (jsonvalue.Depth).
+func depth(b []byte) (deepest, at int) { return jsonvalue.Depth(b, maxDepth) }
 
 // parseDoc validates b and returns it parsed; positions in the result
 // (Result.Index) are offsets into b.

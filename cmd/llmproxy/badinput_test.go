@@ -17,7 +17,6 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
-	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // cli runs the command line in-process, as main would, for 10 s at most: a
@@ -60,7 +59,7 @@ func sampleCassette(t *testing.T, path string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
+	m, err := cassette.NewIndexer(match.Rules{}, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func sampleCassette(t *testing.T, path string, n int) {
 			Response: cassette.Response{Status: 200, Headers: http.Header{"Content-Type": {"application/json"}},
 				Body: cassette.Body(fmt.Sprintf(`{"id":"chatcmpl-%d","choices":[]}`, i))},
 		}
-		key, shape, err := proxy.Keys(m)(x)
+		key, shape, err := m.Keys(x)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,6 +40,78 @@ func TestBinaryLinksNoSDK(t *testing.T) {
 		for _, sdk := range sdkModules {
 			if pkg == sdk || strings.HasPrefix(pkg, sdk+"/") {
 				t.Errorf("the binary links %s", pkg)
+			}
+		}
+	}
+}
+
+// moduleDeps lists the packages of this module that the package at dir
+// (relative to the module's root) is built from, itself left out.
+func moduleDeps(t *testing.T, dir string) []string {
+	t.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		if goTool, err = exec.LookPath("go"); err != nil {
+			t.Skip("no go tool to list the packages with")
+		}
+	}
+	cmd := exec.Command(goTool, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "./"+dir)
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./%s: %v", dir, err)
+	}
+	const module = "github.com/llmproxy/llmproxy/"
+	var deps []string
+	for _, pkg := range strings.Fields(string(out)) {
+		if rest, ok := strings.CutPrefix(pkg, module); ok && rest != dir {
+			deps = append(deps, rest)
+		}
+	}
+	return deps
+}
+
+// TestPackageDirection: data flows one way (docs/design.md). The ground
+// packages name none above them, and nothing below the HTTP server needs
+// it for keys.
+func TestPackageDirection(t *testing.T) {
+	tests := []struct {
+		dir     string
+		allowed []string // the module's packages it may be built from; nil: any but never
+		never   []string
+	}{
+		{dir: "internal/jsonvalue", allowed: []string{}},
+		{dir: "wire", allowed: []string{"internal/jsonvalue"}},
+		{dir: "presets", allowed: []string{"wire", "internal/jsonvalue"}},
+		{dir: "match", never: []string{"cassette", "store", "proxy"}},
+		{dir: "cassette", never: []string{"fixture", "scenario", "view", "proxy"}},
+		{dir: "fixture", never: []string{"scenario", "view", "proxy"}},
+		{dir: "scenario", never: []string{"view", "proxy"}},
+		{dir: "view", never: []string{"proxy"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			for _, dep := range moduleDeps(t, tt.dir) {
+				if tt.allowed != nil && !slices.Contains(tt.allowed, dep) || slices.Contains(tt.never, dep) {
+					t.Errorf("%s is built from %s", tt.dir, dep)
+				}
+			}
+		})
+	}
+}
+
+// TestOfflineCommandsNeedNoServer: the commands that only read or write
+// cassette files take their index keys from package cassette, not from the
+// HTTP server.
+func TestOfflineCommandsNeedNoServer(t *testing.T) {
+	for _, file := range []string{"export.go", "scrub.go", "ls.go", "migrate.go", "scenario.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if path, _ := strconv.Unquote(imp.Path.Value); path == "github.com/llmproxy/llmproxy/proxy" {
+				t.Errorf("%s imports %s", file, path)
 			}
 		}
 	}

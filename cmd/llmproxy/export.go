@@ -10,8 +10,6 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/parallel"
-	"github.com/llmproxy/llmproxy/match"
-	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // runExport writes a cassette as stable, pretty JSON.
@@ -87,7 +85,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	m, err := defaultMatcher()
+	x, err := cassette.DefaultIndexer()
 	if err != nil {
 		return err
 	}
@@ -98,7 +96,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("--in %s: %w", *in, err)
 		}
 		defer f.Close()
-		if done, err := importStream(f, *path, red, m); done || err != nil {
+		if done, err := importStream(f, *path, red, x); done || err != nil {
 			return err
 		}
 		r = f
@@ -108,8 +106,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("--in %s: %w", *in, err)
 	}
 	redactAll(red, ct.Interactions)
-	ct.Meta.IndexRules = m.Fingerprint()
-	return replaceCassette(*path, ct, m, *force)
+	ct.Meta.IndexRules = x.Fingerprint()
+	return replaceCassette(*path, ct, x, *force)
 }
 
 // importStream builds a new cassette at path from the export in f as a
@@ -117,7 +115,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // regular file. It reports false, with f rewound, when it did not: the
 // export is then read whole, which names the fault of an export the stream
 // does not take.
-func importStream(f *os.File, path string, red *cassette.Redactor, m *match.Matcher) (bool, error) {
+func importStream(f *os.File, path string, red *cassette.Redactor, x *cassette.Indexer) (bool, error) {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		return false, nil
@@ -125,7 +123,7 @@ func importStream(f *os.File, path string, red *cassette.Redactor, m *match.Matc
 	if _, err := os.Lstat(path); err == nil {
 		return false, nil // an existing cassette is replaced in one transaction under its lock
 	}
-	done, err := cassette.ImportFile(path, f, st.Size(), red, proxy.Keys(m), m.Fingerprint(), cassette.Options{Version: version})
+	done, err := cassette.ImportFile(path, f, st.Size(), red, x.Keys, x.Fingerprint(), cassette.Options{Version: version})
 	if err != nil {
 		return false, fmt.Errorf("--cassette %s: %w", path, err)
 	}
@@ -145,27 +143,11 @@ func redactAll(red *cassette.Redactor, all []*cassette.Interaction) {
 	})
 }
 
-// defaultMatcher is the matcher cassettes are indexed with on disk: the one
-// replay, record and auto use with no matching flags and the default
-// upstreams, so that they serve an imported or scrubbed cassette from its
-// own index instead of indexing every interaction again at start.
-func defaultMatcher() (*match.Matcher, error) {
-	r, err := cassette.NewRedactor(nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
-	if err != nil {
-		return nil, err
-	}
-	return proxy.DefaultRouteMatcher(m), nil
-}
-
 // replaceCassette writes ct as the whole contents of the cassette at path:
 // a new cassette is built beside it and put in place whole
 // (cassette.WriteFile); an existing one (only with force) is rewritten in
 // one transaction under its lock.
-func replaceCassette(path string, ct *cassette.Contents, m *match.Matcher, force bool) error {
+func replaceCassette(path string, ct *cassette.Contents, x *cassette.Indexer, force bool) error {
 	if _, err := os.Stat(path); err == nil {
 		c, err := cassette.Open(path, cassette.Options{Version: version})
 		if err != nil {
@@ -177,9 +159,9 @@ func replaceCassette(path string, ct *cassette.Contents, m *match.Matcher, force
 		} else if n > 0 && !force {
 			return fmt.Errorf("--cassette %s already holds %d interactions; use --force to replace them", path, n)
 		}
-		return c.Replace(ct, proxy.Keys(m))
+		return c.Replace(ct, x.Keys)
 	}
-	if err := cassette.WriteFile(path, ct, proxy.Keys(m), cassette.Options{Version: version}); err != nil {
+	if err := cassette.WriteFile(path, ct, x.Keys, cassette.Options{Version: version}); err != nil {
 		return fmt.Errorf("--cassette %s: %w", path, err)
 	}
 	return nil

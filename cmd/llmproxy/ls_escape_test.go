@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // TestLsEscapesControlCharacters lists a cassette whose recorded names —
@@ -29,11 +28,11 @@ func TestLsEscapesControlCharacters(t *testing.T) {
 		Request:  cassette.Request{Method: "POST", Path: "/v1/\x1b]0;owned\x07chat\tcompletions", Headers: http.Header{"Content-Type": {"application/json"}}, Body: cassette.Body(`{"model":"gpt-4o-mini","messages":[]}`)},
 		Response: cassette.Response{Status: 200, Headers: http.Header{"Content-Type": {"application/json"}}, Body: cassette.Body(answer)},
 	}
-	m, err := defaultMatcher()
+	m, err := cassette.DefaultIndexer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Replace(&cassette.Contents{Interactions: []*cassette.Interaction{i}}, proxy.Keys(m)); err != nil {
+	if err := c.Replace(&cassette.Contents{Interactions: []*cassette.Interaction{i}}, m.Keys); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()

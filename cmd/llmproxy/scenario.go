@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/scenario"
 )
 
@@ -72,4 +74,45 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// runScenarioFromCassette writes a scenario that answers a cassette's
+// recorded conversations as they were answered (scenario.FromCassette).
+func runScenarioFromCassette(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("scenario from-cassette", stderr)
+	path := fs.String("cassette", "", "cassette `file` to convert")
+	out := fs.String("out", "", "scenario `file` to write (default: stdout)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
+	}
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *path == "" {
+		return usagef("scenario from-cassette: --cassette is required")
+	}
+	c, err := cassette.Open(*path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	text, err := scenario.FromCassette(c, cmp(*out, "from-cassette.yaml"))
+	if err != nil {
+		return fmt.Errorf("scenario from-cassette %s: %w", *path, err)
+	}
+	if *out == "" {
+		_, err = stdout.Write(text)
+		return err
+	}
+	return os.WriteFile(*out, text, 0o644)
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

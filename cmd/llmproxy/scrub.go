@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/fixture"
-	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // runScrub rewrites the tool rounds of a cassette into preset fixtures
@@ -30,13 +30,13 @@ func runScrub(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("scrub: --map: %v", err)
 	}
-	m, err := defaultMatcher()
+	x, err := cassette.DefaultIndexer()
 	if err != nil {
 		return err
 	}
 	res, err := fixture.ScrubFile(ctx, *path, fixture.ScrubOptions{
 		Map: mapping, Out: *out, Strict: *strict,
-		Keys: proxy.Keys(m), IndexRules: m.Fingerprint(), Version: version,
+		Indexer: x, Version: version,
 	})
 	if res != nil {
 		printReport(stdout, *path, res.Report)

@@ -371,7 +371,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		}
 		rules = match.MergeRules(fileRules, rules)
 	}
-	if cfg.Matcher, err = proxy.NewMatcher(rules, cfg.Redactor); err != nil {
+	if cfg.Indexer, err = cassette.NewIndexer(rules, cfg.Redactor); err != nil {
 		return cfg, nil, usagef("%v", err)
 	}
 	cleanup := func() {}

@@ -12,8 +12,6 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/match"
-
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // MaxDepth bounds the nesting of a document that Canonical and Equal read:
@@ -329,7 +327,7 @@ func appendLeaf(b []byte, v gjson.Result) ([]byte, *numberError) {
 // it parsed. A document that is not JSON wraps ErrMalformed; one too deep,
 // ErrTooDeep.
 func Parse(doc []byte) (gjson.Result, error) {
-	if wire.NestedDeeper(doc, MaxDepth) {
+	if NestedDeeper(doc, MaxDepth) {
 		// Before the validator, which recurses once per level.
 		return gjson.Result{}, ErrTooDeep
 	}

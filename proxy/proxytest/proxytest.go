@@ -244,7 +244,7 @@ func start(path string, onMiss func(string), opts []Option) (*Proxy, error) {
 		}
 		rules = append(rules, r)
 	}
-	if cfg.Matcher, err = proxy.NewMatcher(match.MergeRules(rules...), cfg.Redactor); err != nil {
+	if cfg.Indexer, err = cassette.NewIndexer(match.MergeRules(rules...), cfg.Redactor); err != nil {
 		return nil, err
 	}
 	if p.c, err = p.open(); err != nil {

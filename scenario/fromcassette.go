@@ -1,12 +1,10 @@
-package main
+package scenario
 
 import (
 	"bytes"
-	"context"
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/fixture"
-	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -83,55 +80,26 @@ type cassetteConv struct {
 	calls      map[string]string // the last answer's calls: function name by call id
 }
 
-// runScenarioFromCassette writes a scenario that answers a cassette's
-// recorded conversations as they were answered.
-func runScenarioFromCassette(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scenario from-cassette", stderr)
-	path := fs.String("cassette", "", "cassette `file` to convert")
-	out := fs.String("out", "", "scenario `file` to write (default: stdout)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
-	}
-	if err := parseFlags(fs, args, nil); err != nil {
-		return err
-	}
-	if err := noArgs(fs); err != nil {
-		return err
-	}
-	if *path == "" {
-		return usagef("scenario from-cassette: --cassette is required")
-	}
-	c, err := cassette.Open(*path, cassette.Options{ReadOnly: true})
+// FromCassette writes, as a scenario file, a scenario that answers the
+// recorded chat conversations of c as they were answered (see
+// fromCassette), named after the cassette's file and checked as mock loads
+// it: file names it in the errors of that check.
+func FromCassette(c *cassette.Cassette, file string) ([]byte, error) {
+	base := filepath.Base(c.Path())
+	s, err := fromCassette(c, strings.SplitN(base, ".", 2)[0])
 	if err != nil {
-		return err
-	}
-	defer c.Close()
-	name := strings.SplitN(filepath.Base(*path), ".", 2)[0]
-	s, err := fromCassette(c, name)
-	if err != nil {
-		return fmt.Errorf("scenario from-cassette %s: %w", *path, err)
+		return nil, err
 	}
 	text, err := yaml.Marshal(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	text = append([]byte("# Written by llmproxy scenario from-cassette from "+filepath.Base(*path)+"; edit freely.\n"), text...)
+	text = append([]byte("# Written by llmproxy scenario from-cassette from "+base+"; edit freely.\n"), text...)
 	// What is written must load as mock loads it.
-	if _, err := scenario.Parse(cmp(*out, "from-cassette.yaml"), text); err != nil {
-		return fmt.Errorf("scenario from-cassette %s: the scenario written does not check: %w", *path, err)
+	if _, err := Parse(file, text); err != nil {
+		return nil, fmt.Errorf("the scenario written does not check: %w", err)
 	}
-	if *out == "" {
-		_, err = stdout.Write(text)
-		return err
-	}
-	return os.WriteFile(*out, text, 0o644)
-}
-
-func cmp(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
+	return text, nil
 }
 
 // fromCassette turns a cassette's chat interactions into a scenario: one
@@ -281,7 +249,7 @@ func when(c *cassette.Cassette, s *fileScenario, req wire.Request, conv *cassett
 		}
 		// A request that names the call only by id (previous_response_id)
 		// has the function's name in the answer that made the call.
-		results = append(results, fileResult{Name: cmp(r.Name, name), ID: r.CallID})
+		results = append(results, fileResult{Name: cmp.Or(r.Name, name), ID: r.CallID})
 	}
 	if len(results) > 0 {
 		return &fileWhen{ToolResult: results}
