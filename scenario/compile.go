@@ -108,10 +108,11 @@ func compile(s *Scenario) (*program, ErrorList) {
 		prog.steps[i] = compileStep(&p, prog, i, ids[i], &s.Steps[i], used)
 	}
 	linked := true
+	near := &nearIDs{ids: ids}
 	for i, st := range s.Steps {
-		linked = linkStep(&p, prog, i, &st) && linked
+		linked = linkStep(&p, prog, i, &st, near) && linked
 	}
-	if linked { // with a then naming no step, what is reachable is a guess
+	if linked { // with a then naming no step nor one close to a step's id, what is reachable is a guess
 		for _, i := range unreachable(prog.steps) {
 			p.add(stepLoc(i, ids[i]), "no path from the first step reaches this step")
 			p.last().rule = ruleUnreachable
@@ -424,9 +425,11 @@ func canonicalArgs(args []byte) []byte {
 	return canon
 }
 
-// linkStep resolves a step's then list, or its default, to step numbers. It
-// reports whether every id named a step.
-func linkStep(p *problems, prog *program, i int, st *Step) bool {
+// linkStep resolves a step's then list, or its default, to step numbers. An
+// id naming no step is a problem; when it is a slip of a step's id (see
+// nearIDs) the step is linked to that one, as its author meant, so that what
+// is reachable is still known. It reports whether every id was linked.
+func linkStep(p *problems, prog *program, i int, st *Step, near *nearIDs) bool {
 	cs := &prog.steps[i]
 	l := stepLoc(i, cs.id)
 	switch {
@@ -452,9 +455,13 @@ func linkStep(p *problems, prog *program, i int, st *Step) bool {
 			if len(st.Then) > 1 {
 				tl = tl.index(k)
 			}
-			p.add(tl, "no step is named %q", id)
-			linked = false
-			continue
+			j = near.find(id)
+			if j < 0 {
+				p.add(tl, "no step is named %q", id)
+				linked = false
+				continue
+			}
+			p.add(tl, "no step is named %q (did you mean %q?)", id, near.ids[j])
 		}
 		cs.next = append(cs.next, j)
 	}
