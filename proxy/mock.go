@@ -251,7 +251,9 @@ func (s *Server) mockMiss(w http.ResponseWriter, x *mockExchange, err error) {
 
 // deliver writes a pending answer and commits it once it reached the client
 // whole. A step that cuts its stream closes the connection after its events
-// and counts as delivered once they were.
+// and counts as delivered once they were; met by a request that does not
+// stream, it closes the connection after the status and headers, before the
+// body.
 func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions) {
 	written, err := s.written(x.kind, p, opts)
 	if err != nil {
@@ -278,11 +280,20 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		h.Set("Content-Length", strconv.Itoa(len(written.Body)))
 		settled = s.journal.begin(nil, true).close
 		w.WriteHeader(written.Status)
-		_, err := w.Write(written.Body)
+		body := written.Body
+		if p.CutAfter > 0 {
+			body = nil // a cut answer that does not stream breaks before its body
+		}
+		_, err := w.Write(body)
 		if err == nil {
 			err = http.NewResponseController(w).Flush()
 		}
 		s.mockDone(x, p, written.Status, err == nil)
+		if p.CutAfter > 0 && err == nil {
+			settled()
+			settled = nil
+			panic(http.ErrAbortHandler) // the connection closes where the body would be
+		}
 		return
 	}
 	cut := p.CutAfter > 0 && p.CutAfter < len(written.Events)

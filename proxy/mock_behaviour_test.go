@@ -279,6 +279,37 @@ func TestMockCutStreamIsAnSDKError(t *testing.T) {
 	}
 }
 
+// TestMockCutAnswerNotStreamed: a cut-after step met by a request that does
+// not stream closes the connection after the headers, before the body, so
+// the client sees a broken answer rather than the whole one; the step counts
+// as delivered.
+func TestMockCutAnswerNotStreamed(t *testing.T) {
+	m := startMock(t, []string{cutScenario})
+	client := openai.NewClient(option.WithBaseURL(m.srv.URL+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+	if c, err := client.Chat.Completions.New(context.Background(), params); err == nil {
+		t.Fatalf("a cut answer arrived whole: %+v", c.Choices)
+	}
+	req, err := http.NewRequest(http.MethodPost, m.srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(proxy.ConversationHeader, "raw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !errors.Is(err, io.ErrUnexpectedEOF) || len(body) != 0 {
+		t.Errorf("raw: status %d, read %q, error %v; want 200, nothing, unexpected EOF", resp.StatusCode, body, err)
+	}
+	c, err := client.Chat.Completions.New(context.Background(), params)
+	if err != nil || c.Choices[0].Message.Content != "whole answer" {
+		t.Errorf("after the cut: %v %+v", err, c)
+	}
+}
+
 func TestMockParallelConversations(t *testing.T) {
 	m := startMock(t, []string{weatherScenario})
 	var wg sync.WaitGroup
@@ -368,7 +399,7 @@ func TestMockGeminiStreamForms(t *testing.T) {
 }
 
 func TestMockBadRequests(t *testing.T) {
-	m := startMock(t, []string{weatherScenario, strings.Replace(cutScenario, "name: cut", "name: other", 1)}, func(c *proxy.Config) { c.MaxBody = 1000 })
+	m := startMock(t, []string{weatherScenario, strings.NewReplacer("name: cut", "name: other", ", cut-after: 2", "").Replace(cutScenario)}, func(c *proxy.Config) { c.MaxBody = 1000 })
 	pick := []string{proxy.ScenarioHeader, "weather"}
 	cases := []struct {
 		name, path, body string
