@@ -155,27 +155,26 @@ type mockExchange struct {
 	route route
 	kind  wire.Kind
 	body  []byte
-	conv  string
-	eng   *scenario.Engine
-	// parsed is the request as wire read it, once it has been; nil before.
-	parsed *wire.Request
+	// logged and loggedPath are body and the route's path with their
+	// secrets redacted, as replay logs a request.
+	logged     []byte
+	loggedPath string
+	conv       string
+	eng        *scenario.Engine
 }
 
 // entry is the log entry of the exchange, ending now.
 func (x *mockExchange) entry(status int, step, miss string) LogEntry {
 	e := LogEntry{
-		Time: x.start.UTC(), Method: x.req.Method, Upstream: x.route.name, Path: x.route.path,
+		Time: x.start.UTC(), Method: x.req.Method, Upstream: x.route.name, Path: x.loggedPath,
 		Kind: string(x.kind), Status: status, Miss: miss, Conversation: x.conv, Step: step,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
 	}
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	switch {
-	case x.parsed != nil:
-		e.summarizeParsed(x.parsed)
-	case chatKind(x.kind):
-		e.summarize(x.kind, x.route.path, x.body)
+	if chatKind(x.kind) {
+		e.summarize(x.kind, x.route.path, x.logged)
 	}
 	return e
 }
@@ -183,7 +182,10 @@ func (x *mockExchange) entry(status int, step, miss string) LogEntry {
 // serveMock answers a request, whose body was read, from the scenario it
 // names.
 func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte) {
-	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body, conv: r.Header.Get(ConversationHeader)}
+	// What mock reports of a request (answers, log lines, the journal) is
+	// redacted as replay's is; the engine reads the request as sent.
+	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body,
+		loggedPath: s.redactor.Path(rt.path), logged: s.redactor.Body(body), conv: r.Header.Get(ConversationHeader)}
 	if x.conv == "" {
 		x.conv = scenario.DefaultConversation
 	}
@@ -212,7 +214,6 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return
 	}
-	x.parsed = &parsed
 	opts := wire.OptionsOf(kind, path, parsed, body)
 	done, err := s.mock.take(r.Context(), eng.Name(), x.conv)
 	if err != nil {
@@ -227,17 +228,19 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 	s.deliver(w, x, p, opts)
 }
 
-// mockRefuse answers a request mock cannot take, and logs it.
+// mockRefuse answers a request mock cannot take, and logs it; key-shaped
+// strings in msg are redacted.
 func (s *Server) mockRefuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
-	s.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.route.path, "status", status, "reason", msg)
+	msg = cassette.RedactKeysString(msg)
+	s.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.loggedPath, "status", status, "reason", msg)
 	s.journal.add(x.entry(status, "", msg))
 	s.fail(w, x.kind, status, "invalid_request_error", msg)
 }
 
 // mockMiss answers a request no step answers: 400, MissHeader, type
-// scenario_miss and the engine's message.
+// scenario_miss and the engine's message, its key-shaped strings redacted.
 func (s *Server) mockMiss(w http.ResponseWriter, x *mockExchange, err error) {
-	msg := "llmproxy: " + err.Error()
+	msg := cassette.RedactKeysString("llmproxy: " + err.Error())
 	if !errors.Is(err, scenario.ErrMiss) {
 		s.mockRefuse(w, x, http.StatusBadRequest, msg)
 		return
