@@ -197,7 +197,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 	x.eng = eng
 	if !chatKind(kind) {
 		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf(
-			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat)",
+			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate)",
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))
 		return
 	}

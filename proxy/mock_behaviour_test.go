@@ -469,3 +469,46 @@ func TestMockExhaustedAndMaxSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestMockOllamaGenerate: mock answers Ollama's /api/generate in its own
+// shape, the text in "response" (no "message"), whole with "stream":false
+// and as NDJSON otherwise, the last line done with its reason and counters.
+func TestMockOllamaGenerate(t *testing.T) {
+	m := startMock(t, []string{"version: 1\nname: gen\non-exhausted: repeat-last\nsteps:\n  - when: {latest-user: {equals: Weather?}}\n    respond: {text: Paris is sunny.}\n"})
+	for _, tt := range []struct {
+		name, body, contentType string
+	}{
+		{"whole", `{"model":"llama3.2","prompt":"Weather?","stream":false}`, "application/json"},
+		{"streamed", `{"model":"llama3.2","prompt":"Weather?"}`, "application/x-ndjson"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, body := m.post("/ollama/api/generate", tt.name, tt.body)
+			if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), tt.contentType) {
+				t.Fatalf("%d %s: %s", status, h.Get("Content-Type"), body)
+			}
+			lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+			var text strings.Builder
+			for i, line := range lines {
+				var doc map[string]any
+				if err := json.Unmarshal([]byte(line), &doc); err != nil {
+					t.Fatalf("line %d %q: %v", i, line, err)
+				}
+				if _, ok := doc["message"]; ok {
+					t.Errorf("line %d has a chat message: %s", i, line)
+				}
+				response, ok := doc["response"].(string)
+				if !ok || doc["model"] != "llama3.2" || doc["created_at"] == nil {
+					t.Errorf("line %d lacks generate's model, created_at or response: %s", i, line)
+				}
+				text.WriteString(response)
+				last := i == len(lines)-1
+				if doc["done"] != last || last && (doc["done_reason"] != "stop" || doc["eval_count"] == nil || doc["total_duration"] == nil) {
+					t.Errorf("line %d of %d: done %v, done_reason %v, eval_count %v", i, len(lines), doc["done"], doc["done_reason"], doc["eval_count"])
+				}
+			}
+			if text.String() != "Paris is sunny." {
+				t.Errorf("response %q", text.String())
+			}
+		})
+	}
+}
