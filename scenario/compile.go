@@ -228,11 +228,10 @@ func compileConditions(p *problems, prog *program, l loc, w *Conditions, used ma
 		out = append(out, modelCond(w.Model))
 	}
 	if w.API != "" {
-		switch w.API {
-		case wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama:
+		if w.API.CallsTools() {
 			out = append(out, apiCond(w.API))
-		default:
-			p.add(l.key("api"), "%q is not openai-chat, openai-responses, anthropic-messages, gemini or ollama", w.API)
+		} else {
+			p.add(l.key("api"), "%q is not %s", w.API, chatKindList)
 		}
 	}
 	if len(w.ToolsOffered) > 0 {
@@ -255,6 +254,16 @@ func compileConditions(p *problems, prog *program, l loc, w *Conditions, used ma
 	}
 	return out
 }
+
+// chatKindList names the chat APIs in an error: "openai-chat, …, gemini or ollama".
+var chatKindList = func() string {
+	kinds := wire.ChatKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}()
 
 func compileText(p *problems, l loc, tc *TextCondition, name string) condition {
 	if tc == nil {
