@@ -71,7 +71,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.mock != nil {
-		s.serveMock(w, r, start, rt, kind, body)
+		s.mock.serve(w, r, start, rt, kind, body)
 		return
 	}
 	x := &sc.x
@@ -207,8 +207,13 @@ func jsonProblem(err error, body []byte) string {
 	return "request body is not valid JSON: it ends early"
 }
 
-// fail writes an error in the API kind's own shape.
+// fail writes an error in the API kind's own shape (see failWith).
 func (s *Server) fail(w http.ResponseWriter, kind wire.Kind, status int, errType, msg string) {
+	failWith(w, kind, status, errType, msg)
+}
+
+// failWith writes an error in the API kind's own shape.
+func failWith(w http.ResponseWriter, kind wire.Kind, status int, errType, msg string) {
 	ct, body := wire.ErrorBody(kind, status, errType, msg)
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))

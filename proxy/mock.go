@@ -39,12 +39,22 @@ const (
 	maxMockFixtures = 100000
 )
 
-// mockState is what mock mode keeps beside its engines: the fixtures of the
-// calls it answered with, by call id, for GET /_llmproxy/fixtures/{id}.
-type mockState struct {
+// mocker is mock mode: the Server hands it every proxied request, whose
+// body was read, and the mock side of the API (unused steps, fixtures). It
+// holds what it shares with the Server (the journal, the logger, the
+// redactor, the pace, the miss hook) and nothing of recording or replaying,
+// and keeps beside its engines the fixtures of the calls it answered with,
+// by call id, for GET /_llmproxy/fixtures/{id}.
+type mocker struct {
 	engines map[string]*scenario.Engine
 	files   map[string]string // by scenario name, where known
 	names   []string          // sorted
+
+	journal  *journal
+	log      *slog.Logger
+	redactor *cassette.Redactor
+	instant  bool         // --pace instant: no delay, no interval
+	onMiss   func(string) // Config.OnMiss; nil for none
 
 	mu       sync.Mutex
 	fixtures map[string][]byte
@@ -59,9 +69,12 @@ type turn struct {
 	refs int
 }
 
-func newMockState(engines map[string]*scenario.Engine, files map[string]string) *mockState {
-	m := &mockState{engines: engines, files: files, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
-	for name := range engines {
+// newMocker serves cfg's scenarios, logging to j and log, and redacting with
+// r what it reports of a request.
+func newMocker(cfg Config, j *journal, log *slog.Logger, r *cassette.Redactor) *mocker {
+	m := &mocker{engines: cfg.Scenarios, files: cfg.ScenarioFiles, journal: j, log: log, redactor: r,
+		instant: cfg.Pace == PaceInstant, onMiss: cfg.OnMiss, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
+	for name := range m.engines {
 		m.names = append(m.names, name)
 	}
 	slices.Sort(m.names)
@@ -96,7 +109,7 @@ func checkSources(cfg Config) error {
 
 // take waits for the conversation's turn; the returned function ends it.
 // It fails when ctx ends first.
-func (m *mockState) take(ctx context.Context, scenarioName, conv string) (func(), error) {
+func (m *mocker) take(ctx context.Context, scenarioName, conv string) (func(), error) {
 	key := scenarioName + "\x00" + conv
 	m.mu.Lock()
 	t, ok := m.turns[key]
@@ -123,7 +136,7 @@ func (m *mockState) take(ctx context.Context, scenarioName, conv string) (func()
 }
 
 // engine returns the engine a request names, or the message of a 400.
-func (m *mockState) engine(r *http.Request) (*scenario.Engine, string) {
+func (m *mocker) engine(r *http.Request) (*scenario.Engine, string) {
 	name := r.Header.Get(ScenarioHeader)
 	if name == "" {
 		if len(m.names) == 1 {
@@ -139,15 +152,6 @@ func (m *mockState) engine(r *http.Request) (*scenario.Engine, string) {
 		ScenarioHeader, name, strings.Join(m.names, ", "))
 }
 
-// chatKind reports whether mock answers requests of kind.
-func chatKind(kind wire.Kind) bool {
-	switch kind {
-	case wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama:
-		return true
-	}
-	return false
-}
-
 // mockExchange is one request mock mode is answering.
 type mockExchange struct {
 	start time.Time
@@ -155,52 +159,54 @@ type mockExchange struct {
 	route route
 	kind  wire.Kind
 	body  []byte
-	conv  string
-	eng   *scenario.Engine
-	// parsed is the request as wire read it, once it has been; nil before.
-	parsed *wire.Request
+	// logged and loggedPath are body and the route's path with their
+	// secrets redacted, as replay logs a request.
+	logged     []byte
+	loggedPath string
+	conv       string
+	eng        *scenario.Engine
 }
 
 // entry is the log entry of the exchange, ending now.
 func (x *mockExchange) entry(status int, step, miss string) LogEntry {
 	e := LogEntry{
-		Time: x.start.UTC(), Method: x.req.Method, Upstream: x.route.name, Path: x.route.path,
+		Time: x.start.UTC(), Method: x.req.Method, Upstream: x.route.name, Path: x.loggedPath,
 		Kind: string(x.kind), Status: status, Miss: miss, Conversation: x.conv, Step: step,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
 	}
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	switch {
-	case x.parsed != nil:
-		e.summarizeParsed(x.parsed)
-	case chatKind(x.kind):
-		e.summarize(x.kind, x.route.path, x.body)
+	if x.kind.CallsTools() {
+		e.summarize(x.kind, x.route.path, x.logged)
 	}
 	return e
 }
 
-// serveMock answers a request, whose body was read, from the scenario it
+// serve answers a request, whose body was read, from the scenario it
 // names.
-func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte) {
-	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body, conv: r.Header.Get(ConversationHeader)}
+func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte) {
+	// What mock reports of a request (answers, log lines, the journal) is
+	// redacted as replay's is; the engine reads the request as sent.
+	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body,
+		loggedPath: m.redactor.Path(rt.path), logged: m.redactor.Body(body), conv: r.Header.Get(ConversationHeader)}
 	if x.conv == "" {
 		x.conv = scenario.DefaultConversation
 	}
-	eng, msg := s.mock.engine(r)
+	eng, msg := m.engine(r)
 	if eng == nil {
-		s.mockRefuse(w, x, http.StatusBadRequest, msg)
+		m.refuse(w, x, http.StatusBadRequest, msg)
 		return
 	}
 	x.eng = eng
-	if !chatKind(kind) {
-		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf(
-			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat)",
+	if !kind.CallsTools() {
+		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf(
+			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate)",
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))
 		return
 	}
 	if !json.Valid(body) {
-		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %s", eng.Name(), jsonProblem(match.ErrMalformedJSON, body)))
+		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %s", eng.Name(), jsonProblem(match.ErrMalformedJSON, body)))
 		return
 	}
 	path := rt.path
@@ -209,59 +215,64 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 	}
 	parsed, err := wire.ParseRequest(kind, path, body)
 	if err != nil {
-		s.mockRefuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
+		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return
 	}
-	x.parsed = &parsed
 	opts := wire.OptionsOf(kind, path, parsed, body)
-	done, err := s.mock.take(r.Context(), eng.Name(), x.conv)
+	done, err := m.take(r.Context(), eng.Name(), x.conv)
 	if err != nil {
 		return // the client left while an earlier request of its conversation was answered
 	}
 	defer done()
 	p, err := eng.Answer(scenario.Request{Conversation: x.conv, Parsed: parsed, Body: body})
 	if err != nil {
-		s.mockMiss(w, x, err)
+		m.miss(w, x, err)
 		return
 	}
-	s.deliver(w, x, p, opts)
+	m.deliver(w, x, p, opts)
 }
 
-// mockRefuse answers a request mock cannot take, and logs it.
-func (s *Server) mockRefuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
-	s.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.route.path, "status", status, "reason", msg)
-	s.journal.add(x.entry(status, "", msg))
-	s.fail(w, x.kind, status, "invalid_request_error", msg)
+// refuse answers a request mock cannot take, and logs it; key-shaped
+// strings in msg are redacted.
+func (m *mocker) refuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
+	msg = cassette.RedactKeysString(msg)
+	m.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.loggedPath, "status", status, "reason", msg)
+	m.journal.add(x.entry(status, "", msg))
+	failWith(w, x.kind, status, "invalid_request_error", msg)
 }
 
-// mockMiss answers a request no step answers: 400, MissHeader, type
-// scenario_miss and the engine's message.
-func (s *Server) mockMiss(w http.ResponseWriter, x *mockExchange, err error) {
-	msg := "llmproxy: " + err.Error()
+// miss answers a request no step answers: 400, MissHeader, type
+// scenario_miss and the engine's message, its key-shaped strings redacted.
+func (m *mocker) miss(w http.ResponseWriter, x *mockExchange, err error) {
+	msg := cassette.RedactKeysString("llmproxy: " + err.Error())
 	if !errors.Is(err, scenario.ErrMiss) {
-		s.mockRefuse(w, x, http.StatusBadRequest, msg)
+		m.refuse(w, x, http.StatusBadRequest, msg)
 		return
 	}
-	s.missed(msg)
-	s.log.WarnContext(x.req.Context(), "miss", "scenario", x.eng.Name(), "conversation", x.conv, "reason", msg)
-	s.journal.add(x.entry(http.StatusBadRequest, "", msg))
+	if m.onMiss != nil {
+		m.onMiss(msg)
+	}
+	m.log.WarnContext(x.req.Context(), "miss", "scenario", x.eng.Name(), "conversation", x.conv, "reason", msg)
+	m.journal.add(x.entry(http.StatusBadRequest, "", msg))
 	w.Header().Set(MissHeader, "1")
-	s.fail(w, x.kind, http.StatusBadRequest, "scenario_miss", msg)
+	failWith(w, x.kind, http.StatusBadRequest, "scenario_miss", msg)
 }
 
 // deliver writes a pending answer and commits it once it reached the client
 // whole. A step that cuts its stream closes the connection after its events
-// and counts as delivered once they were.
-func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions) {
-	written, err := s.written(x.kind, p, opts)
+// and counts as delivered once they were; met by a request that does not
+// stream, it closes the connection after the status and headers, before the
+// body.
+func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions) {
+	written, err := m.written(x.kind, p, opts)
 	if err != nil {
-		s.mockRefuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
+		m.refuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
 		return
 	}
-	scripted := s.cfg.Pace != PaceInstant
+	scripted := !m.instant
 	ctx := x.req.Context()
 	if scripted && !sleep(ctx, p.Delay) || !scripted && contextDone(ctx) {
-		s.mockIncomplete(x, p, written.Status)
+		m.incomplete(x, p, written.Status)
 		return
 	}
 	h := w.Header()
@@ -276,13 +287,22 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	}()
 	if !written.Streamed() {
 		h.Set("Content-Length", strconv.Itoa(len(written.Body)))
-		settled = s.journal.begin(nil, true).close
+		settled = m.journal.begin(nil, true).close
 		w.WriteHeader(written.Status)
-		_, err := w.Write(written.Body)
+		body := written.Body
+		if p.CutAfter > 0 {
+			body = nil // a cut answer that does not stream breaks before its body
+		}
+		_, err := w.Write(body)
 		if err == nil {
 			err = http.NewResponseController(w).Flush()
 		}
-		s.mockDone(x, p, written.Status, err == nil)
+		m.commit(x, p, written.Status, err == nil)
+		if p.CutAfter > 0 && err == nil {
+			settled()
+			settled = nil
+			panic(http.ErrAbortHandler) // the connection closes where the body would be
+		}
 		return
 	}
 	cut := p.CutAfter > 0 && p.CutAfter < len(written.Events)
@@ -290,11 +310,11 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	if cut {
 		events = events[:p.CutAfter]
 	}
-	if !s.stream(ctx, w, written.Status, events, scripted, p.Stream.Interval, func() { settled = s.journal.begin(nil, true).close }) {
-		s.mockDone(x, p, written.Status, false)
+	if !m.stream(ctx, w, written.Status, events, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
+		m.commit(x, p, written.Status, false)
 		return
 	}
-	s.mockDone(x, p, written.Status, true)
+	m.commit(x, p, written.Status, true)
 	if cut {
 		settled()
 		settled = nil
@@ -305,7 +325,7 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 // stream writes events with a flush after each, interval apart when
 // scripted; last is called just before the final write. It reports whether
 // every event reached the client.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, scripted bool, interval time.Duration, last func()) bool {
+func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, scripted bool, interval time.Duration, last func()) bool {
 	rc := http.NewResponseController(w)
 	if len(events) == 0 {
 		last()
@@ -329,7 +349,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, status int, 
 }
 
 // written is a pending answer as the provider of kind writes it.
-func (s *Server) written(kind wire.Kind, p *scenario.Pending, opts wire.WriteOptions) (wire.Written, error) {
+func (m *mocker) written(kind wire.Kind, p *scenario.Pending, opts wire.WriteOptions) (wire.Written, error) {
 	if e := p.Error; e != nil {
 		return wire.WriteError(kind, wire.ErrorAnswer{Status: e.Status, Type: e.Type, Message: e.Message, RetryAfter: e.RetryAfter})
 	}
@@ -337,36 +357,36 @@ func (s *Server) written(kind wire.Kind, p *scenario.Pending, opts wire.WriteOpt
 	return wire.Write(kind, p.Answer, opts)
 }
 
-// mockDone commits a delivered answer, keeps its fixtures for the fixtures
+// commit commits a delivered answer, keeps its fixtures for the fixtures
 // endpoint, and logs it.
-func (s *Server) mockDone(x *mockExchange, p *scenario.Pending, status int, delivered bool) {
+func (m *mocker) commit(x *mockExchange, p *scenario.Pending, status int, delivered bool) {
 	if !delivered {
-		s.mockIncomplete(x, p, status)
+		m.incomplete(x, p, status)
 		return
 	}
 	p.Commit()
-	s.mock.keep(p)
-	if s.log.Enabled(x.req.Context(), slog.LevelDebug) {
-		s.log.DebugContext(x.req.Context(), "mocked", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step, "api", string(x.kind), "status", status)
+	m.keep(p)
+	if m.log.Enabled(x.req.Context(), slog.LevelDebug) {
+		m.log.DebugContext(x.req.Context(), "mocked", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step, "api", string(x.kind), "status", status)
 	}
 	e := x.entry(status, p.Step, "")
 	if p.Error == nil {
 		e.ToolCalls = cassette.ToolCalls(p.Answer.ToolCalls)
 	}
-	s.journal.add(e)
+	m.journal.add(e)
 }
 
-// mockIncomplete logs an answer the client did not receive whole; its step
+// incomplete logs an answer the client did not receive whole; its step
 // stays where it was.
-func (s *Server) mockIncomplete(x *mockExchange, p *scenario.Pending, status int) {
-	s.log.InfoContext(x.req.Context(), "client left", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step)
+func (m *mocker) incomplete(x *mockExchange, p *scenario.Pending, status int) {
+	m.log.InfoContext(x.req.Context(), "client left", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step)
 	e := x.entry(status, p.Step, "")
 	e.Incomplete = true
-	s.journal.add(e)
+	m.journal.add(e)
 }
 
 // keep remembers the fixtures an answer called, by call id.
-func (m *mockState) keep(p *scenario.Pending) {
+func (m *mocker) keep(p *scenario.Pending) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, f := range p.Fixtures {
@@ -384,9 +404,15 @@ func (s *Server) UnusedSteps() map[string][]string {
 	if s.mock == nil {
 		return nil
 	}
+	return s.mock.unusedSteps()
+}
+
+// unusedSteps lists, by scenario name, the steps no conversation reached;
+// scenarios whose steps were all reached are left out.
+func (m *mocker) unusedSteps() map[string][]string {
 	out := map[string][]string{}
-	for _, name := range s.mock.names {
-		if u := s.mock.engines[name].Unused(); len(u) > 0 {
+	for _, name := range m.names {
+		if u := m.engines[name].Unused(); len(u) > 0 {
 			out[name] = u
 		}
 	}
@@ -395,7 +421,7 @@ func (s *Server) UnusedSteps() map[string][]string {
 
 // graphs describes the scenarios served, for the web view; nil outside
 // mock mode.
-func (m *mockState) graphs() []view.Graph {
+func (m *mocker) graphs() []view.Graph {
 	if m == nil {
 		return nil
 	}
@@ -407,8 +433,8 @@ func (m *mockState) graphs() []view.Graph {
 	return out
 }
 
-func (s *Server) handleMockUnused(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context(), nil) != nil {
+func (m *mocker) handleUnused(w http.ResponseWriter, r *http.Request) {
+	if m.journal.settle(r.Context(), nil) != nil {
 		return
 	}
 	type unused struct {
@@ -416,8 +442,8 @@ func (s *Server) handleMockUnused(w http.ResponseWriter, r *http.Request) {
 		Steps    []string `json:"steps"`
 	}
 	out := []unused{}
-	for _, name := range s.mock.names {
-		steps := s.mock.engines[name].Unused()
+	for _, name := range m.names {
+		steps := m.engines[name].Unused()
 		if steps == nil {
 			steps = []string{}
 		}
@@ -426,19 +452,19 @@ func (s *Server) handleMockUnused(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"unused": out})
 }
 
-func (s *Server) handleMockInteractions(w http.ResponseWriter, r *http.Request) {
+func (m *mocker) handleInteractions(w http.ResponseWriter, r *http.Request) {
 	apiError(w, http.StatusNotFound, "not_found",
 		"llmproxy: mock serves scenarios, not a cassette: it has no interactions (see GET /_llmproxy/log and /_llmproxy/unused)")
 }
 
-func (s *Server) handleMockFixture(w http.ResponseWriter, r *http.Request) {
-	if s.journal.settle(r.Context(), nil) != nil {
+func (m *mocker) handleFixture(w http.ResponseWriter, r *http.Request) {
+	if m.journal.settle(r.Context(), nil) != nil {
 		return
 	}
 	id := mux.Vars(r)["call_id"]
-	s.mock.mu.Lock()
-	content, ok := s.mock.fixtures[id]
-	s.mock.mu.Unlock()
+	m.mu.Lock()
+	content, ok := m.fixtures[id]
+	m.mu.Unlock()
 	if !ok {
 		apiError(w, http.StatusNotFound, "not_found", "llmproxy: no scenario answer has called a fixture with call id "+id)
 		return

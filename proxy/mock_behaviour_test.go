@@ -279,6 +279,37 @@ func TestMockCutStreamIsAnSDKError(t *testing.T) {
 	}
 }
 
+// TestMockCutAnswerNotStreamed: a cut-after step met by a request that does
+// not stream closes the connection after the headers, before the body, so
+// the client sees a broken answer rather than the whole one; the step counts
+// as delivered.
+func TestMockCutAnswerNotStreamed(t *testing.T) {
+	m := startMock(t, []string{cutScenario})
+	client := openai.NewClient(option.WithBaseURL(m.srv.URL+"/v1/"), option.WithAPIKey(testKey), option.WithMaxRetries(0))
+	params := openai.ChatCompletionNewParams{Model: "gpt-4o-mini", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}
+	if c, err := client.Chat.Completions.New(context.Background(), params); err == nil {
+		t.Fatalf("a cut answer arrived whole: %+v", c.Choices)
+	}
+	req, err := http.NewRequest(http.MethodPost, m.srv.URL+"/v1/chat/completions", strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set(proxy.ConversationHeader, "raw")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !errors.Is(err, io.ErrUnexpectedEOF) || len(body) != 0 {
+		t.Errorf("raw: status %d, read %q, error %v; want 200, nothing, unexpected EOF", resp.StatusCode, body, err)
+	}
+	c, err := client.Chat.Completions.New(context.Background(), params)
+	if err != nil || c.Choices[0].Message.Content != "whole answer" {
+		t.Errorf("after the cut: %v %+v", err, c)
+	}
+}
+
 func TestMockParallelConversations(t *testing.T) {
 	m := startMock(t, []string{weatherScenario})
 	var wg sync.WaitGroup
@@ -368,7 +399,7 @@ func TestMockGeminiStreamForms(t *testing.T) {
 }
 
 func TestMockBadRequests(t *testing.T) {
-	m := startMock(t, []string{weatherScenario, strings.Replace(cutScenario, "name: cut", "name: other", 1)}, func(c *proxy.Config) { c.MaxBody = 1000 })
+	m := startMock(t, []string{weatherScenario, strings.NewReplacer("name: cut", "name: other", ", cut-after: 2", "").Replace(cutScenario)}, func(c *proxy.Config) { c.MaxBody = 1000 })
 	pick := []string{proxy.ScenarioHeader, "weather"}
 	cases := []struct {
 		name, path, body string
@@ -434,6 +465,49 @@ func TestMockExhaustedAndMaxSteps(t *testing.T) {
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("answers %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMockOllamaGenerate: mock answers Ollama's /api/generate in its own
+// shape, the text in "response" (no "message"), whole with "stream":false
+// and as NDJSON otherwise, the last line done with its reason and counters.
+func TestMockOllamaGenerate(t *testing.T) {
+	m := startMock(t, []string{"version: 1\nname: gen\non-exhausted: repeat-last\nsteps:\n  - when: {latest-user: {equals: Weather?}}\n    respond: {text: Paris is sunny.}\n"})
+	for _, tt := range []struct {
+		name, body, contentType string
+	}{
+		{"whole", `{"model":"llama3.2","prompt":"Weather?","stream":false}`, "application/json"},
+		{"streamed", `{"model":"llama3.2","prompt":"Weather?"}`, "application/x-ndjson"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, body := m.post("/ollama/api/generate", tt.name, tt.body)
+			if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), tt.contentType) {
+				t.Fatalf("%d %s: %s", status, h.Get("Content-Type"), body)
+			}
+			lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+			var text strings.Builder
+			for i, line := range lines {
+				var doc map[string]any
+				if err := json.Unmarshal([]byte(line), &doc); err != nil {
+					t.Fatalf("line %d %q: %v", i, line, err)
+				}
+				if _, ok := doc["message"]; ok {
+					t.Errorf("line %d has a chat message: %s", i, line)
+				}
+				response, ok := doc["response"].(string)
+				if !ok || doc["model"] != "llama3.2" || doc["created_at"] == nil {
+					t.Errorf("line %d lacks generate's model, created_at or response: %s", i, line)
+				}
+				text.WriteString(response)
+				last := i == len(lines)-1
+				if doc["done"] != last || last && (doc["done_reason"] != "stop" || doc["eval_count"] == nil || doc["total_duration"] == nil) {
+					t.Errorf("line %d of %d: done %v, done_reason %v, eval_count %v", i, len(lines), doc["done"], doc["done_reason"], doc["eval_count"])
+				}
+			}
+			if text.String() != "Paris is sunny." {
+				t.Errorf("response %q", text.String())
 			}
 		})
 	}

@@ -128,7 +128,7 @@ type Server struct {
 	handler   http.Handler // the routes behind browserGuard
 	journal   journal
 	tapes     *tapeSet
-	mock      *mockState // ModeMock only
+	mock      *mocker // ModeMock only: serves every proxied request
 	ui        *view.Handler
 	// openaiDefault: the default upstream is the openai one, so an
 	// unprefixed path and its /openai/ spelling are one route.
@@ -155,7 +155,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.Mode == ModeMock {
-		s.mock = newMockState(cfg.Scenarios, cfg.ScenarioFiles)
+		s.mock = newMocker(s.cfg, &s.journal, s.log, s.redactor)
 	}
 	if s.ui, err = s.newUI(); err != nil {
 		return nil, err
@@ -276,9 +276,9 @@ func (s *Server) routes() *mux.Router {
 	api.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet)
 	api.HandleFunc("/log", s.handleLog).Methods(http.MethodGet)
 	if s.mock != nil {
-		api.HandleFunc("/interactions", s.handleMockInteractions).Methods(http.MethodGet)
-		api.HandleFunc("/unused", s.handleMockUnused).Methods(http.MethodGet)
-		api.HandleFunc("/fixtures/{call_id}", s.handleMockFixture).Methods(http.MethodGet)
+		api.HandleFunc("/interactions", s.mock.handleInteractions).Methods(http.MethodGet)
+		api.HandleFunc("/unused", s.mock.handleUnused).Methods(http.MethodGet)
+		api.HandleFunc("/fixtures/{call_id}", s.mock.handleFixture).Methods(http.MethodGet)
 	} else {
 		api.HandleFunc("/interactions", s.handleInteractions).Methods(http.MethodGet)
 		api.HandleFunc("/unused", s.handleUnused).Methods(http.MethodGet)

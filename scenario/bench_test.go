@@ -1,6 +1,8 @@
 package scenario_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -60,4 +62,35 @@ func BenchmarkAnswerFlat(b *testing.B) {
 	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio-10000/10")
 	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/answer-10")
 	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/answer-10000")
+}
+
+// brokenFile is a scenario file of n steps, each with a problem the decoder
+// finds (an unknown key) and one compile finds (an unknown preset), as a
+// large generated file with a systematic mistake has.
+func brokenFile(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("version: 1\nsteps:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: s%d\n    colour: red\n    respond: {tool-calls: [{preset: nope%d}]}\n", i, i)
+	}
+	return b.Bytes()
+}
+
+// BenchmarkCheckBroken checks files of 1 000, 10 000 and 50 000 steps, each
+// with two problems, and reports the time per step (flat when the check is
+// linear).
+func BenchmarkCheckBroken(b *testing.B) {
+	for _, n := range []int{1000, 10000, 50000} {
+		data := brokenFile(n)
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				_, err := scenario.Parse("broken.yaml", data)
+				var list scenario.ErrorList
+				if !errors.As(err, &list) || len(list) != 2*n {
+					b.Fatalf("got %d problems, want %d", len(list), 2*n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/step")
+		})
+	}
 }

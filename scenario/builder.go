@@ -293,7 +293,8 @@ func (sb *StepBuilder) Stream(chunk int, interval time.Duration) *StepBuilder {
 	return sb
 }
 
-// CutAfter closes the connection after n streamed events.
+// CutAfter closes the connection after n streamed events (after the headers
+// for a request that does not stream).
 func (sb *StepBuilder) CutAfter(n int) *StepBuilder {
 	sb.step().Respond.CutAfter = n
 	return sb

@@ -108,10 +108,11 @@ func compile(s *Scenario) (*program, ErrorList) {
 		prog.steps[i] = compileStep(&p, prog, i, ids[i], &s.Steps[i], used)
 	}
 	linked := true
+	near := &nearIDs{ids: ids}
 	for i, st := range s.Steps {
-		linked = linkStep(&p, prog, i, &st) && linked
+		linked = linkStep(&p, prog, i, &st, near) && linked
 	}
-	if linked { // with a then naming no step, what is reachable is a guess
+	if linked { // with a then naming no step nor one close to a step's id, what is reachable is a guess
 		for _, i := range unreachable(prog.steps) {
 			p.add(stepLoc(i, ids[i]), "no path from the first step reaches this step")
 			p.last().rule = ruleUnreachable
@@ -227,11 +228,10 @@ func compileConditions(p *problems, prog *program, l loc, w *Conditions, used ma
 		out = append(out, modelCond(w.Model))
 	}
 	if w.API != "" {
-		switch w.API {
-		case wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama:
+		if w.API.CallsTools() {
 			out = append(out, apiCond(w.API))
-		default:
-			p.add(l.key("api"), "%q is not openai-chat, openai-responses, anthropic-messages, gemini or ollama", w.API)
+		} else {
+			p.add(l.key("api"), "%q is not %s", w.API, chatKindList)
 		}
 	}
 	if len(w.ToolsOffered) > 0 {
@@ -254,6 +254,16 @@ func compileConditions(p *problems, prog *program, l loc, w *Conditions, used ma
 	}
 	return out
 }
+
+// chatKindList names the chat APIs in an error: "openai-chat, …, gemini or ollama".
+var chatKindList = func() string {
+	kinds := wire.ChatKinds()
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}()
 
 func compileText(p *problems, l loc, tc *TextCondition, name string) condition {
 	if tc == nil {
@@ -424,9 +434,11 @@ func canonicalArgs(args []byte) []byte {
 	return canon
 }
 
-// linkStep resolves a step's then list, or its default, to step numbers. It
-// reports whether every id named a step.
-func linkStep(p *problems, prog *program, i int, st *Step) bool {
+// linkStep resolves a step's then list, or its default, to step numbers. An
+// id naming no step is a problem; when it is a slip of a step's id (see
+// nearIDs) the step is linked to that one, as its author meant, so that what
+// is reachable is still known. It reports whether every id was linked.
+func linkStep(p *problems, prog *program, i int, st *Step, near *nearIDs) bool {
 	cs := &prog.steps[i]
 	l := stepLoc(i, cs.id)
 	switch {
@@ -452,9 +464,13 @@ func linkStep(p *problems, prog *program, i int, st *Step) bool {
 			if len(st.Then) > 1 {
 				tl = tl.index(k)
 			}
-			p.add(tl, "no step is named %q", id)
-			linked = false
-			continue
+			j = near.find(id)
+			if j < 0 {
+				p.add(tl, "no step is named %q", id)
+				linked = false
+				continue
+			}
+			p.add(tl, "no step is named %q (did you mean %q?)", id, near.ids[j])
 		}
 		cs.next = append(cs.next, j)
 	}

@@ -27,7 +27,8 @@ type Delivery struct {
 	// Stream says how a streamed answer's text is cut (Pieces) and paced.
 	Stream Stream
 	// CutAfter, when positive, closes the connection after that many
-	// streamed events; the answer then counts as delivered once they were.
+	// streamed events (after the headers for a request that does not
+	// stream); the answer then counts as delivered once they were.
 	CutAfter int
 	// Fixtures are the fixtures the answer calls, with the call ids this
 	// answer gave them, for the fixtures endpoint and the log.

@@ -194,7 +194,7 @@ func (e *Engine) prepare(conv *conversation, name string, step int, req *Request
 		ans.Model = DefaultModel
 	}
 	if ans.ID == "" {
-		ans.ID = idPrefix(req.Parsed.Kind) + p.name + "-" + strconv.Itoa(n)
+		ans.ID = req.Parsed.Kind.ResponseIDPrefix() + p.name + "-" + strconv.Itoa(n)
 	}
 	if ans.Created.IsZero() {
 		ans.Created = DefaultCreated
@@ -273,19 +273,6 @@ func defaultUsage(body []byte, a *wire.Answer) wire.Usage {
 		out += len(c.Name) + len(c.Arguments)
 	}
 	return wire.Usage{Input: (len(body) + 3) / 4, Output: (out + 3) / 4}
-}
-
-// idPrefix is the provider's prefix of response ids.
-func idPrefix(k wire.Kind) string {
-	switch k {
-	case wire.KindOpenAIChat:
-		return "chatcmpl-"
-	case wire.KindOpenAIResponses:
-		return "resp_"
-	case wire.KindAnthropicMessages:
-		return "msg_"
-	}
-	return ""
 }
 
 // Commit records that the answer was delivered whole: the conversation

@@ -113,9 +113,7 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 	var convs []*cassetteConv
 	err := c.ForEach(func(i *cassette.Interaction) error {
 		kind := wire.Kind(i.Kind)
-		switch kind {
-		case wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama:
-		default:
+		if !kind.CallsTools() {
 			return nil
 		}
 		path := i.Request.Path

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -112,31 +111,74 @@ func parse(file string, data []byte) (*Scenario, *decoder, error) {
 // independent returns the problems compile found that do not follow from
 // one the decoder found: none inside an element the decoder could not read,
 // no unreachable step when a step or its then could not be read, and no
-// unused fixture when a step's answer or conditions could not be read.
+// unused fixture when a step's answer or conditions could not be read. It
+// takes time linear in the problems: the decoder's are indexed by pointer
+// once, and each of compile's looks up its own pointer's ancestors.
 func (d *decoder) independent(found ErrorList) ErrorList {
+	if len(d.errs) == 0 {
+		return found
+	}
+	at := make(map[string]bool, len(d.errs))
+	var graph, uses bool // the decoder missed a link, or a use of a fixture
+	for _, de := range d.errs {
+		if de.ptr == "" {
+			return nil
+		}
+		at[de.ptr] = true
+		graph = graph || breaksGraph(de.ptr)
+		uses = uses || hidesUses(de.ptr)
+	}
 	var out ErrorList
 	for _, e := range found {
-		if !slices.ContainsFunc(d.errs, func(de *Error) bool { return d.explains(de, e) }) {
+		switch {
+		case within(at, e.ptr):
+		case e.rule == ruleUnreachable && graph:
+		case e.rule == ruleUnused && uses:
+		default:
 			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// explains reports whether decode problem de can be the cause of e.
-func (d *decoder) explains(de, e *Error) bool {
-	if e.ptr == de.ptr || strings.HasPrefix(e.ptr, de.ptr+"/") || de.ptr == "" {
-		return true
-	}
-	step := stepPointer.FindStringSubmatch(de.ptr)
-	switch e.rule {
-	case ruleUnreachable:
-		return de.ptr == "/steps" || step != nil && (step[2] == "" || strings.HasPrefix(step[2], "/then") || step[2] == "/complete")
-	case ruleUnused:
-		return de.ptr == "/steps" || de.ptr == "/fixtures" || step != nil && (step[2] == "" || step[2] == "/when" || step[2] == "/respond" ||
-			strings.HasPrefix(step[2], "/when/tool-result") || strings.HasPrefix(step[2], "/respond/tool-calls"))
+// within reports whether ptr or an element it is inside is in at.
+func within(at map[string]bool, ptr string) bool {
+	for p := ptr; p != ""; {
+		if at[p] {
+			return true
+		}
+		i := strings.LastIndexByte(p, '/')
+		if i < 0 {
+			break
+		}
+		p = p[:i]
 	}
 	return false
+}
+
+// breaksGraph reports whether a problem the decoder found at ptr may hide a
+// link between steps: the steps, a step, its then or its complete unread.
+func breaksGraph(ptr string) bool {
+	_, rest, ok := splitStep(ptr)
+	return ptr == "/steps" || ok && (rest == "" || strings.HasPrefix(rest, "/then") || rest == "/complete")
+}
+
+// hidesUses reports whether a problem the decoder found at ptr may hide a
+// use of a fixture: the steps or fixtures, a step, its conditions or its
+// answer unread.
+func hidesUses(ptr string) bool {
+	_, rest, ok := splitStep(ptr)
+	return ptr == "/steps" || ptr == "/fixtures" || ok && (rest == "" || rest == "/when" || rest == "/respond" ||
+		strings.HasPrefix(rest, "/when/tool-result") || strings.HasPrefix(rest, "/respond/tool-calls"))
+}
+
+// splitStep splits a pointer into a step's ("/steps/3") and the rest.
+func splitStep(ptr string) (step, rest string, ok bool) {
+	m := stepPointer.FindStringSubmatch(ptr)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1], m[2], true
 }
 
 // stepPointer splits a pointer into a step and the rest.

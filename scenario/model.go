@@ -171,7 +171,8 @@ type Answer struct {
 	// Stream says how a streamed answer's text is cut and paced.
 	Stream Stream
 	// CutAfter, when positive, closes the connection after that many
-	// streamed events.
+	// streamed events; for a request that does not stream, after the status
+	// and headers, before the body.
 	CutAfter int
 }
 

@@ -184,6 +184,11 @@ func (d *decoder) integer(e entry, l loc, min int) (int, bool) {
 var durationPattern = regexp.MustCompile(`^(0|([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+)$`)
 
 func (d *decoder) duration(e entry, l loc) time.Duration {
+	if n := d.resolve(e.value); n != nil && n.Kind == yaml.ScalarNode && (n.ShortTag() == "!!int" || n.ShortTag() == "!!float") {
+		// A bare number: quoting it would only meet the next error.
+		d.errorAt(n, l, "a duration such as 250ms, 2s or 1m30s, not the number %s (give its unit: %ss)", shorten(n.Value, 20), shorten(n.Value, 20))
+		return 0
+	}
 	s, ok := d.str(e, l)
 	if !ok {
 		return 0

@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Kind names a provider API shape. Kinds are stored in cassettes, so their
 // string values never change.
@@ -79,14 +82,34 @@ func (k Kind) Provider() string {
 	return ""
 }
 
-// CallsTools reports whether the API carries tool calls and tool results:
-// every kind but embeddings, generic and unknown ones.
-func (k Kind) CallsTools() bool {
+// chatKinds are the chat APIs: the kinds whose requests carry messages,
+// tool calls and tool results, which mock answers, a scenario's api
+// condition names and from-cassette reads.
+var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama}
+
+// ChatKinds returns the chat APIs, the kinds for which CallsTools holds, in
+// this order: openai-chat, openai-responses, anthropic-messages, gemini,
+// ollama. The slice is the caller's.
+func ChatKinds() []Kind { return slices.Clone(chatKinds[:]) }
+
+// CallsTools reports whether the API is a chat API, one that carries tool
+// calls and tool results: every kind but embeddings, generic and unknown
+// ones.
+func (k Kind) CallsTools() bool { return slices.Contains(chatKinds[:], k) }
+
+// ResponseIDPrefix is the prefix of the provider's response ids, as a
+// scripted answer's id starts: "chatcmpl-" (OpenAI chat), "resp_"
+// (Responses), "msg_" (Anthropic), and "" for the others.
+func (k Kind) ResponseIDPrefix() string {
 	switch k {
-	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
-		return true
+	case KindOpenAIChat:
+		return "chatcmpl-"
+	case KindOpenAIResponses:
+		return "resp_"
+	case KindAnthropicMessages:
+		return "msg_"
 	}
-	return false
+	return ""
 }
 
 // GeminiModel returns the model named by a Gemini path, the segment after

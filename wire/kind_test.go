@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/wire"
@@ -88,6 +89,27 @@ func TestGeminiModel(t *testing.T) {
 	for _, tt := range tests {
 		if got := wire.GeminiModel(tt.path); got != tt.want {
 			t.Errorf("GeminiModel(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+// TestChatKinds: the one list of chat APIs is what CallsTools says, and
+// each has its provider's response id prefix.
+func TestChatKinds(t *testing.T) {
+	want := []wire.Kind{wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama}
+	if got := wire.ChatKinds(); !slices.Equal(got, want) {
+		t.Errorf("ChatKinds() = %v, want %v", got, want)
+	}
+	wire.ChatKinds()[0] = wire.KindGeneric // a copy: the list stays
+	for _, k := range append(want, wire.KindEmbeddings, wire.KindGeneric, "nope") {
+		if k.CallsTools() != slices.Contains(want, k) {
+			t.Errorf("%s: CallsTools %v", k, k.CallsTools())
+		}
+	}
+	prefixes := map[wire.Kind]string{wire.KindOpenAIChat: "chatcmpl-", wire.KindOpenAIResponses: "resp_", wire.KindAnthropicMessages: "msg_"}
+	for _, k := range append(want, wire.KindEmbeddings, wire.KindGeneric) {
+		if got := k.ResponseIDPrefix(); got != prefixes[k] {
+			t.Errorf("%s: ResponseIDPrefix %q, want %q", k, got, prefixes[k])
 		}
 	}
 }

@@ -645,10 +645,12 @@ func (a *ollamaAcc) add(doc gjson.Result) {
 	a.reasoning.WriteString(strOf(m.Get("thinking")))
 	a.reasoning.WriteString(strOf(doc.Get("thinking")))
 	a.readUsage(doc, "prompt_eval_count", "", "eval_count")
-	each(m.Get("tool_calls"), func(_ int, tc gjson.Result) {
-		i := a.newCall(strOf(tc.Get("id")), strOf(tc.Get("function.name")))
-		a.calls[i].initial = args(tc.Get("function.arguments"))
-	})
+	for _, calls := range []gjson.Result{m.Get("tool_calls"), doc.Get("tool_calls")} { // chat's, generate's
+		each(calls, func(_ int, tc gjson.Result) {
+			i := a.newCall(strOf(tc.Get("id")), strOf(tc.Get("function.name")))
+			a.calls[i].initial = args(tc.Get("function.arguments"))
+		})
+	}
 	if s := strOf(doc.Get("done_reason")); s != "" {
 		a.stop = s
 	}

@@ -40,6 +40,10 @@ type WriteOptions struct {
 	// JSONArray writes a Gemini stream as one JSON array, as
 	// streamGenerateContent does without alt=sse, instead of SSE.
 	JSONArray bool
+	// OllamaGenerate writes an Ollama answer as /api/generate sends it (the
+	// text as "response" at the top level) rather than as /api/chat does
+	// (in "message").
+	OllamaGenerate bool
 	// Base64 writes an embedding as the base64 of its little-endian
 	// float32 values, as encoding_format "base64" asks (the openai Python
 	// and Node SDKs ask for it by default).
@@ -54,7 +58,7 @@ type WriteOptions struct {
 // OptionsFor returns the options the provider would answer a request with:
 // Stream as ParseRequest reads it, IncludeUsage and Obfuscation from
 // stream_options, JSONArray for a Gemini stream asked without alt=sse,
-// Base64 from encoding_format, and the body itself as Request. path is the
+// OllamaGenerate for Ollama's /api/generate, Base64 from encoding_format, and the body itself as Request. path is the
 // upstream-relative path with its query. Chunk is left 0 (one piece per
 // word). A body ParseRequest rejects is its error.
 func OptionsFor(kind Kind, path string, body []byte) (WriteOptions, error) {
@@ -76,6 +80,8 @@ func OptionsOf(kind Kind, path string, req Request, body []byte) WriteOptions {
 		o.Obfuscation = so.Get("include_obfuscation").Type != gjson.False
 	case KindGemini:
 		o.JSONArray = o.Stream && queryValue(path, "alt") != "sse"
+	case KindOllama:
+		o.OllamaGenerate = isOllamaGenerate(path)
 	case KindEmbeddings:
 		o.Base64 = strOf(gjson.GetBytes(body, "encoding_format")) == "base64"
 	}

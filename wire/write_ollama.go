@@ -30,62 +30,24 @@ const (
 	ollamaOverheadEnd = 414_042 * time.Nanosecond
 )
 
-// writeOllama writes an Ollama /api/chat answer: one compact object with
+// writeOllama writes an Ollama answer: one compact object with
 // "done":true ("stream":false), or NDJSON lines with "done":false (a line
 // per thinking piece, per text piece, one with every tool call) and a last
-// "done":true line with done_reason and the counters. Tool calls carry
-// their id when they have one and the function index, as the server does;
-// every created_at is the answer's Created, to the nanosecond.
+// "done":true line with done_reason and the counters. An /api/chat answer
+// (api.ChatResponse) holds its text, thinking and tool calls in "message";
+// an /api/generate answer (api.GenerateResponse, o.OllamaGenerate) holds
+// them at the top level, the text as "response", and has no context (no
+// token ids to give). Tool calls carry their id when they have one and the
+// function index, as the server does; every created_at is the answer's
+// Created, to the nanosecond.
 func writeOllama(a *answer, o WriteOptions) Written {
 	at := a.Created
 	if at.IsZero() {
 		at = time.Unix(0, 0)
 	}
-	stamp := at.UTC().Format(time.RFC3339Nano)
-	line := func(msg func(w *jsonw), done bool) []byte {
-		w := &jsonw{}
-		w.Obj().K("model").Str(a.Model).K("created_at").Str(stamp).
-			K("message").Obj().K("role").Str("assistant")
-		msg(w)
-		w.End()
-		if done {
-			w.K("done_reason").Str(ollamaDone(a.Finish))
-		}
-		w.K("done").Bool(done)
-		if done {
-			prompt := time.Duration(a.Usage.Input) * ollamaPerPrompt
-			eval := time.Duration(a.Usage.Output) * ollamaPerOutput
-			w.K("total_duration").Int(int64(ollamaLoad + prompt + eval + ollamaOverheadEnd)).
-				K("load_duration").Int(int64(ollamaLoad)).
-				K("prompt_eval_count").Int(int64(a.Usage.Input)).
-				K("prompt_eval_duration").Int(int64(prompt)).
-				K("eval_count").Int(int64(a.Usage.Output)).
-				K("eval_duration").Int(int64(eval))
-		}
-		return w.End().Bytes()
-	}
-	calls := func(w *jsonw) {
-		w.K("tool_calls").Arr()
-		for i, c := range a.calls {
-			w.Obj()
-			if c.id != "" {
-				w.K("id").Str(c.id)
-			}
-			w.K("function").Obj().K("index").Int(int64(i)).K("name").Str(c.name).K("arguments").Raw(c.compact).End()
-			w.End()
-		}
-		w.End()
-	}
+	ol := ollamaLines{a: a, generate: o.OllamaGenerate, stamp: at.UTC().Format(time.RFC3339Nano)}
 	if !o.Stream {
-		body := line(func(w *jsonw) {
-			w.K("content").Str(a.Text)
-			if a.Reasoning != "" {
-				w.K("thinking").Str(a.Reasoning)
-			}
-			if len(a.calls) > 0 {
-				calls(w)
-			}
-		}, true)
+		body := ol.line(a.Text, a.Reasoning, true, true)
 		return Written{Status: http.StatusOK, Header: header(ollamaJSON), Body: body}
 	}
 	var evs []Event
@@ -94,14 +56,88 @@ func writeOllama(a *answer, o WriteOptions) Written {
 		evs = append(evs, Event{Raw: raw, Data: raw[:len(doc):len(doc)]})
 	}
 	for _, p := range a.thinkPieces {
-		emit(line(func(w *jsonw) { w.K("content").Str("").K("thinking").Str(p) }, false))
+		emit(ol.line("", p, false, false))
 	}
 	for _, p := range a.textPieces {
-		emit(line(func(w *jsonw) { w.K("content").Str(p) }, false))
+		emit(ol.line(p, "", false, false))
 	}
 	if len(a.calls) > 0 {
-		emit(line(func(w *jsonw) { w.K("content").Str(""); calls(w) }, false))
+		emit(ol.line("", "", true, false))
 	}
-	emit(line(func(w *jsonw) { w.K("content").Str("") }, true))
+	emit(ol.line("", "", false, true))
 	return Written{Status: http.StatusOK, Header: header(ollamaStream), Events: evs}
+}
+
+// ollamaLines writes the lines (or the whole body) of one Ollama answer.
+type ollamaLines struct {
+	a        *answer
+	generate bool
+	stamp    string
+}
+
+// line writes one object: text and thinking (thinking left out when ""),
+// the answer's tool calls when calls, and when done the done_reason and the
+// counters.
+func (ol ollamaLines) line(text, thinking string, calls, done bool) []byte {
+	a := ol.a
+	w := &jsonw{}
+	w.Obj().K("model").Str(a.Model).K("created_at").Str(ol.stamp)
+	if ol.generate {
+		w.K("response").Str(text)
+		if thinking != "" {
+			w.K("thinking").Str(thinking)
+		}
+		w.K("done").Bool(done)
+		if done {
+			w.K("done_reason").Str(ollamaDone(a.Finish))
+			ol.counters(w)
+		}
+		if calls && len(a.calls) > 0 {
+			ol.calls(w)
+		}
+		return w.End().Bytes()
+	}
+	w.K("message").Obj().K("role").Str("assistant").K("content").Str(text)
+	if thinking != "" {
+		w.K("thinking").Str(thinking)
+	}
+	if calls && len(a.calls) > 0 {
+		ol.calls(w)
+	}
+	w.End()
+	if done {
+		w.K("done_reason").Str(ollamaDone(a.Finish))
+	}
+	w.K("done").Bool(done)
+	if done {
+		ol.counters(w)
+	}
+	return w.End().Bytes()
+}
+
+// counters writes the timing counters and token counts of a last line.
+func (ol ollamaLines) counters(w *jsonw) {
+	u := ol.a.Usage
+	prompt := time.Duration(u.Input) * ollamaPerPrompt
+	eval := time.Duration(u.Output) * ollamaPerOutput
+	w.K("total_duration").Int(int64(ollamaLoad + prompt + eval + ollamaOverheadEnd)).
+		K("load_duration").Int(int64(ollamaLoad)).
+		K("prompt_eval_count").Int(int64(u.Input)).
+		K("prompt_eval_duration").Int(int64(prompt)).
+		K("eval_count").Int(int64(u.Output)).
+		K("eval_duration").Int(int64(eval))
+}
+
+// calls writes "tool_calls".
+func (ol ollamaLines) calls(w *jsonw) {
+	w.K("tool_calls").Arr()
+	for i, c := range ol.a.calls {
+		w.Obj()
+		if c.id != "" {
+			w.K("id").Str(c.id)
+		}
+		w.K("function").Obj().K("index").Int(int64(i)).K("name").Str(c.name).K("arguments").Raw(c.compact).End()
+		w.End()
+	}
+	w.End()
 }

@@ -324,6 +324,7 @@ func TestOptionsFor(t *testing.T) {
 		{wire.KindGemini, "/v1beta/models/g:generateContent", `{"contents":[]}`, wire.WriteOptions{Obfuscation: true}},
 		{wire.KindOllama, "/api/chat", `{"messages":[]}`, wire.WriteOptions{Stream: true, Obfuscation: true}},
 		{wire.KindOllama, "/api/chat", `{"messages":[],"stream":false}`, wire.WriteOptions{Obfuscation: true}},
+		{wire.KindOllama, "/api/generate", `{"prompt":"hi","stream":false}`, wire.WriteOptions{OllamaGenerate: true, Obfuscation: true}},
 		{wire.KindEmbeddings, "/v1/embeddings", `{"input":"x","encoding_format":"base64"}`, wire.WriteOptions{Base64: true, Obfuscation: true}},
 	}
 	for _, tt := range tests {
