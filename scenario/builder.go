@@ -61,6 +61,14 @@ func (b *Builder) Fixture(name string, f presets.Fixture) *Builder {
 	return b
 }
 
+// FixtureAs adds a named fixture as Fixture does, its call named function
+// (the application's own name for the preset, as the file's as: says).
+func (b *Builder) FixtureAs(name, function string, f presets.Fixture) *Builder {
+	b.Fixture(name, f)
+	b.s.Fixtures[len(b.s.Fixtures)-1].As = function
+	return b
+}
+
 // Step adds a step; id "" takes the default step-N.
 func (b *Builder) Step(id string) *StepBuilder {
 	b.s.Steps = append(b.s.Steps, Step{ID: id})
@@ -226,6 +234,13 @@ func (sb *StepBuilder) CallsFixture(fixtures ...string) *StepBuilder {
 // its schema); id "" takes the default.
 func (sb *StepBuilder) CallsPreset(preset string, arguments any, id string) *StepBuilder {
 	return sb.call(CallAnswer{Preset: preset, ID: id}, arguments)
+}
+
+// CallsPresetAs makes the answer call a preset under the application's
+// function name (the file's as:), with arguments checked against the
+// preset's schema; id "" takes the default call_<function>.
+func (sb *StepBuilder) CallsPresetAs(preset, function string, arguments any, id string) *StepBuilder {
+	return sb.call(CallAnswer{Preset: preset, As: function, ID: id}, arguments)
 }
 
 // CallsFunction makes the answer call a function of the application's own;

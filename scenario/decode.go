@@ -67,13 +67,16 @@ func (d *decoder) fixtures(e entry, s *Scenario) {
 			continue // reported by mapping
 		}
 		l := fixtureLoc(name)
-		fm := d.mapping(fe.value, l, "a fixture", "preset", "id", "arguments", "result", "error", "delay")
+		fm := d.mapping(fe.value, l, "a fixture", "preset", "as", "id", "arguments", "result", "error", "delay")
 		if fm == nil {
 			continue
 		}
 		f := Fixture{Name: name}
 		if fe, ok := fm["preset"]; ok {
 			f.Preset, _ = d.str(fe, l.key("preset"))
+		}
+		if fe, ok := fm["as"]; ok {
+			f.As, _ = d.str(fe, l.key("as"))
 		}
 		if fe, ok := fm["id"]; ok {
 			f.Call.ID, _ = d.str(fe, l.key("id"))
@@ -434,7 +437,7 @@ func (d *decoder) calls(e entry, l loc) []CallAnswer {
 	var out []CallAnswer
 	for k, c := range n.Content {
 		cl := l.index(k)
-		m := d.mapping(c, cl, "a tool call", "fixture", "preset", "function", "id", "arguments")
+		m := d.mapping(c, cl, "a tool call", "fixture", "preset", "as", "function", "id", "arguments")
 		if m == nil {
 			continue
 		}
@@ -444,6 +447,9 @@ func (d *decoder) calls(e entry, l loc) []CallAnswer {
 		}
 		if e, ok := m["preset"]; ok {
 			ca.Preset, _ = d.str(e, cl.key("preset"))
+		}
+		if e, ok := m["as"]; ok {
+			ca.As, _ = d.str(e, cl.key("as"))
 		}
 		if e, ok := m["function"]; ok {
 			ca.Function, _ = d.str(e, cl.key("function"))

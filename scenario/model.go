@@ -56,8 +56,14 @@ const (
 // default id: call_<function>, numbered within a conversation (call_weather,
 // call_weather_2, …). Delay is waited before the first byte of an answer that
 // makes the call.
+//
+// As, when set, is the application's own function name for the preset: the
+// answer calls As (get_weather) with arguments checked against the preset's
+// schema, and the default id is call_<As>. The embedded call and result
+// keep the preset's name.
 type Fixture struct {
 	Name string
+	As   string
 	presets.Fixture
 }
 
@@ -183,6 +189,9 @@ type CallAnswer struct {
 	Fixture string
 	// Preset is a preset's function name.
 	Preset string
+	// As is the application's function name for Preset's call ("" for the
+	// preset's own); only with Preset.
+	As string
 	// Function is a function of the application's own.
 	Function string
 	// ID is the call id; "" takes the default call_<function> numbering.
