@@ -216,6 +216,16 @@ func (sb *StepBuilder) Text(text string) *StepBuilder {
 	return sb
 }
 
+// TextFrom derives the answer's text from the request: a template, an
+// echo or a summary of the latest user text.
+func (sb *StepBuilder) TextFrom(g TextFrom) *StepBuilder {
+	if g.Summary != nil {
+		g.Summary = new(*g.Summary)
+	}
+	sb.step().Respond.TextFrom = &g
+	return sb
+}
+
 // Reasoning sets the answer's reasoning text.
 func (sb *StepBuilder) Reasoning(text string) *StepBuilder {
 	sb.step().Respond.Reasoning = text

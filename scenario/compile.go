@@ -34,6 +34,7 @@ type cstep struct {
 	conds  []condition
 	answer Answer
 	calls  []ccall
+	text   *textGen      // derives the text from the request; nil for answer.Text
 	delay  time.Duration // the answer's delay plus its fixtures' delays
 	// next are the candidates once this step has answered; ended means there
 	// are none and the conversation is exhausted.
@@ -204,6 +205,7 @@ func compileStep(p *problems, prog *program, i int, id string, st *Step, used ma
 	cs := cstep{id: id, answer: st.Respond}
 	cs.conds = compileConditions(p, prog, l.key("when"), &st.When, used)
 	cs.calls, cs.delay = compileAnswer(p, prog, l.key("respond"), &st.Respond, used)
+	cs.text = compileTextFrom(p, l.key("respond").key("text"), st)
 	return cs
 }
 
@@ -307,7 +309,7 @@ func compileToolResult(p *problems, prog *program, l loc, tr ToolResultCondition
 func compileAnswer(p *problems, prog *program, l loc, a *Answer, used map[string]bool) ([]ccall, time.Duration) {
 	if a.Error != nil {
 		checkError(p, l.key("error"), a.Error)
-		if a.Text != "" || a.Reasoning != "" || len(a.ToolCalls) > 0 || a.Finish != "" || a.Usage != nil ||
+		if a.Text != "" || a.TextFrom != nil || a.Reasoning != "" || len(a.ToolCalls) > 0 || a.Finish != "" || a.Usage != nil ||
 			a.ID != "" || !a.Created.IsZero() || a.Delay != 0 || a.Stream != (Stream{}) || a.CutAfter != 0 {
 			p.add(l, "an error answer has nothing else in respond")
 		}

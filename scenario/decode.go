@@ -345,7 +345,11 @@ func (d *decoder) respond(e entry, l loc) Answer {
 		return a
 	}
 	if e, ok := m["text"]; ok {
-		a.Text, _ = d.str(e, l.key("text"))
+		if n := d.resolve(e.value); n != nil && n.Kind == yaml.MappingNode {
+			a.TextFrom = d.textFrom(e, l.key("text"))
+		} else {
+			a.Text, _ = d.str(e, l.key("text"))
+		}
 	}
 	if e, ok := m["reasoning"]; ok {
 		a.Reasoning, _ = d.str(e, l.key("reasoning"))
@@ -385,6 +389,45 @@ func (d *decoder) respond(e entry, l loc) Answer {
 		a.CutAfter, _ = d.integer(e, l.key("cut-after"), 1)
 	}
 	return a
+}
+
+// textFrom reads a text generator: {template}, {echo: true} or {summary}.
+func (d *decoder) textFrom(e entry, l loc) *TextFrom {
+	m := d.mapping(e.value, l, "a text generator", "template", "echo", "summary")
+	if m == nil {
+		return nil
+	}
+	if len(m) != 1 {
+		d.errorAt(e.value, l, "a text generator has exactly one of template, echo or summary")
+		return nil
+	}
+	g := &TextFrom{}
+	if e, ok := m["template"]; ok {
+		g.Template, _ = d.str(e, l.key("template"))
+	}
+	if e, ok := m["echo"]; ok {
+		if g.Echo = d.boolean(e, l.key("echo")); !g.Echo {
+			d.errorAt(e.value, l.key("echo"), "echo is true (leave it out for no echo)")
+		}
+	}
+	if e, ok := m["summary"]; ok {
+		sl := l.key("summary")
+		sm := d.mapping(e.value, sl, "a summary", "max-chars", "sentences")
+		if sm == nil {
+			return nil
+		}
+		g.Summary = &Summary{}
+		if e, ok := sm["max-chars"]; ok {
+			g.Summary.MaxChars, _ = d.integer(e, sl.key("max-chars"), 1)
+		}
+		if e, ok := sm["sentences"]; ok {
+			g.Summary.Sentences, _ = d.integer(e, sl.key("sentences"), 1)
+		}
+		if len(sm) == 0 {
+			d.errorAt(e.value, sl, "a summary needs max-chars, sentences or both")
+		}
+	}
+	return g
 }
 
 func (d *decoder) usage(e entry, l loc) *wire.Usage {

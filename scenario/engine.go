@@ -206,6 +206,9 @@ func (e *Engine) prepare(conv *conversation, name string, step int, req *Request
 		return pend
 	}
 	ans.Text, ans.Reasoning = a.Text, a.Reasoning
+	if st.text != nil {
+		ans.Text = st.text.text(requestText(req, ans.Model))
+	}
 	ans.ToolCalls, pend.defaults = callIDs(st.calls, conv.defaults)
 	pend.calls = ans.ToolCalls
 	ans.Finish = a.Finish

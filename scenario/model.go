@@ -152,7 +152,10 @@ type JSONCondition struct {
 // Answer is what a step answers: a model answer (text, reasoning, tool
 // calls) or an error, with how it is delivered.
 type Answer struct {
-	Text      string
+	Text string
+	// TextFrom derives the text from the request instead of Text; nil for
+	// none.
+	TextFrom  *TextFrom
 	Reasoning string
 	ToolCalls []CallAnswer
 	// Finish is the finish reason; "" means tool-calls when the answer calls
@@ -198,6 +201,30 @@ type CallAnswer struct {
 	ID string
 	// Arguments is a JSON object; nil means {}.
 	Arguments json.RawMessage
+}
+
+// TextFrom derives an answer's text from the request, deterministically.
+// Exactly one of its fields is set.
+type TextFrom struct {
+	// Template is text with fields in double braces: {{latest_user}} (the
+	// latest user text), {{model}} (the model the request names, else the
+	// answer's), {{system}} (the system prompt), {{capture.N}} and
+	// {{capture.NAME}} (a group of the step's latest-user matches
+	// condition; "" when it did not take part in the match).
+	Template string
+	// Echo answers the latest user text as it is.
+	Echo bool
+	// Summary answers an extract of the latest user text.
+	Summary *Summary
+}
+
+// Summary is an extract of a text: its whitespace collapsed, its first
+// Sentences sentences (0: all), cut at a word to at most MaxChars
+// characters (0: no limit), "…" marking a cut. A sentence ends at '.', '!'
+// or '?' followed by a space or the end.
+type Summary struct {
+	MaxChars  int
+	Sentences int
 }
 
 // ErrorAnswer is a provider error: its HTTP status, its type ("" for the
@@ -258,6 +285,12 @@ func (s *Scenario) clone() *Scenario {
 		}
 		if a.Error != nil {
 			a.Error = new(*a.Error)
+		}
+		if a.TextFrom != nil {
+			a.TextFrom = new(*a.TextFrom)
+			if a.TextFrom.Summary != nil {
+				a.TextFrom.Summary = new(*a.TextFrom.Summary)
+			}
 		}
 	}
 	return &c
