@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -213,6 +214,28 @@ func (sb *StepBuilder) WhenJSON(path string, equals any) *StepBuilder {
 // Text sets the answer's text.
 func (sb *StepBuilder) Text(text string) *StepBuilder {
 	sb.step().Respond.Text = text
+	return sb
+}
+
+// JSON answers structured output with value (a json.RawMessage is JSON
+// text, anything else is marshalled), checked at answer time against the
+// schema the request asks for.
+func (sb *StepBuilder) JSON(value any) *StepBuilder {
+	v := sb.b.jsonOf(sb.loc().key("respond").key("json"), value)
+	if raw, ok := value.(json.RawMessage); ok {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			v = b.Bytes() // key order as the caller wrote it
+		}
+	}
+	sb.step().Respond.JSON = &JSONAnswer{Value: v}
+	return sb
+}
+
+// GenerateJSON answers structured output with the minimal value valid
+// against the schema the request asks for.
+func (sb *StepBuilder) GenerateJSON() *StepBuilder {
+	sb.step().Respond.JSON = &JSONAnswer{Generate: true}
 	return sb
 }
 

@@ -309,11 +309,12 @@ func compileToolResult(p *problems, prog *program, l loc, tr ToolResultCondition
 func compileAnswer(p *problems, prog *program, l loc, a *Answer, used map[string]bool) ([]ccall, time.Duration) {
 	if a.Error != nil {
 		checkError(p, l.key("error"), a.Error)
-		if a.Text != "" || a.TextFrom != nil || a.Reasoning != "" || len(a.ToolCalls) > 0 || a.Finish != "" || a.Usage != nil ||
+		if a.Text != "" || a.TextFrom != nil || a.JSON != nil || a.Reasoning != "" || len(a.ToolCalls) > 0 || a.Finish != "" || a.Usage != nil ||
 			a.ID != "" || !a.Created.IsZero() || a.Delay != 0 || a.Stream != (Stream{}) || a.CutAfter != 0 {
 			p.add(l, "an error answer has nothing else in respond")
 		}
 	}
+	checkJSONAnswer(p, l.key("json"), a)
 	switch a.Finish {
 	case "", wire.FinishStop, wire.FinishLength, wire.FinishToolCalls:
 	default:

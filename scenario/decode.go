@@ -326,7 +326,7 @@ func (d *decoder) jsonConds(e entry, l loc) []JSONCondition {
 
 func (d *decoder) respond(e entry, l loc) Answer {
 	var a Answer
-	m := d.mapping(e.value, l, "respond", "text", "reasoning", "tool-calls", "finish", "usage", "id", "created", "error", "delay", "stream", "cut-after")
+	m := d.mapping(e.value, l, "respond", "text", "json", "reasoning", "tool-calls", "finish", "usage", "id", "created", "error", "delay", "stream", "cut-after")
 	if m == nil {
 		return a
 	}
@@ -350,6 +350,9 @@ func (d *decoder) respond(e entry, l loc) Answer {
 		} else {
 			a.Text, _ = d.str(e, l.key("text"))
 		}
+	}
+	if e, ok := m["json"]; ok {
+		a.JSON = d.jsonAnswer(e, l.key("json"))
 	}
 	if e, ok := m["reasoning"]; ok {
 		a.Reasoning, _ = d.str(e, l.key("reasoning"))
@@ -389,6 +392,21 @@ func (d *decoder) respond(e entry, l loc) Answer {
 		a.CutAfter, _ = d.integer(e, l.key("cut-after"), 1)
 	}
 	return a
+}
+
+// jsonAnswer reads json: VALUE, or json: {generate: true}.
+func (d *decoder) jsonAnswer(e entry, l loc) *JSONAnswer {
+	if n := d.resolve(e.value); n != nil && n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "generate" {
+		if !d.boolean(entry{n.Content[0], n.Content[1]}, l.key("generate")) {
+			d.errorAt(n.Content[1], l.key("generate"), "generate is true: a json answer that is a mapping of generate alone asks for a value made from the request's schema")
+		}
+		return &JSONAnswer{Generate: true}
+	}
+	w := jsonWriter{d: d, base: l}
+	if !w.write(e.value, 0) {
+		return nil
+	}
+	return &JSONAnswer{Value: w.b.Bytes()}
 }
 
 // textFrom reads a text generator: {template}, {echo: true} or {summary}.

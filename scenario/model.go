@@ -155,7 +155,10 @@ type Answer struct {
 	Text string
 	// TextFrom derives the text from the request instead of Text; nil for
 	// none.
-	TextFrom  *TextFrom
+	TextFrom *TextFrom
+	// JSON answers structured output: a JSON value instead of text and
+	// tool calls; nil for none.
+	JSON      *JSONAnswer
 	Reasoning string
 	ToolCalls []CallAnswer
 	// Finish is the finish reason; "" means tool-calls when the answer calls
@@ -201,6 +204,20 @@ type CallAnswer struct {
 	ID string
 	// Arguments is a JSON object; nil means {}.
 	Arguments json.RawMessage
+}
+
+// JSONAnswer is a structured-output answer: a JSON value, as the text (or,
+// for an Anthropic request that forces a tool, as that tool's arguments).
+// When the request asks for a schema (wire.OutputOf), the value is checked
+// against it at answer time, and one that does not satisfy it is a miss
+// naming the path.
+type JSONAnswer struct {
+	// Value is the JSON value; nil with Generate.
+	Value json.RawMessage
+	// Generate makes the value from the request's schema: the minimal
+	// value valid against it (package internal/jsonschemagen). A request
+	// that asks for no schema, or one no value can be made for, is a miss.
+	Generate bool
 }
 
 // TextFrom derives an answer's text from the request, deterministically.
@@ -285,6 +302,9 @@ func (s *Scenario) clone() *Scenario {
 		}
 		if a.Error != nil {
 			a.Error = new(*a.Error)
+		}
+		if a.JSON != nil {
+			a.JSON = &JSONAnswer{Value: bytes.Clone(a.JSON.Value), Generate: a.JSON.Generate}
 		}
 		if a.TextFrom != nil {
 			a.TextFrom = new(*a.TextFrom)

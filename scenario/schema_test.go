@@ -38,6 +38,7 @@ var schemaExpresses = map[string]bool{
 	"result-schema.yaml":    true,
 	"template.yaml":         false, // template fields and regexp groups
 	"text-condition.yaml":   true,
+	"json-answer.yaml":      true,
 	"then-unknown.yaml":     false, // then targets
 	"tool-call-kind.yaml":   true,
 	"unknown-key.yaml":      true,
