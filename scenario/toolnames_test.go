@@ -1,7 +1,9 @@
 package scenario_test
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -111,5 +113,39 @@ func TestNameTools(t *testing.T) {
 	}
 	if err := s.NameTools(map[string]string{"a": "nope"}); !errors.Is(err, presets.ErrUnknownPreset) {
 		t.Errorf("unknown preset: %v", err)
+	}
+}
+
+// TestNewKeysFileAndBuilderAgree: the files using as, text generators and
+// json answers are the values the builder makes.
+func TestNewKeysFileAndBuilderAgree(t *testing.T) {
+	named := scenario.New("named-tools")
+	named.FixtureAs("paris", "get_weather", parisFixture(t))
+	named.Step("ask").CallsFixture("paris").CallsPresetAs("calculator", "calc", map[string]string{"expression": "6*7"}, "")
+	named.Step("answer").WhenFixtureResult("paris").Text("Sunny.").Complete()
+
+	gen := scenario.New("generators")
+	gen.Step("weather").WhenLatestUser(scenario.Matches(`weather in (?P<city>\w+)`)).
+		TextFrom(scenario.TextFrom{Template: "{{capture.city}} is sunny, says {{model}}."})
+	gen.Step("echo").TextFrom(scenario.TextFrom{Echo: true})
+	gen.Step("summary").TextFrom(scenario.TextFrom{Summary: &scenario.Summary{MaxChars: 80, Sentences: 2}}).Complete()
+
+	structured := scenario.New("structured")
+	structured.Step("given").WhenLatestUser(scenario.Contains("Paris")).
+		JSON(json.RawMessage(`{"city": "Paris", "temperature": 21.5, "unit": "celsius"}`))
+	structured.Step("generated").GenerateJSON().Complete()
+
+	for file, b := range map[string]*scenario.Builder{"named-tools.yaml": named, "generators.yaml": gen, "structured.yaml": structured} {
+		fromFile, err := scenario.Load("testdata/valid/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		built, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fromFile, built) {
+			t.Errorf("%s and the builder differ:\n%+v\n%+v", file, fromFile, built)
+		}
 	}
 }
