@@ -125,6 +125,9 @@ func answerJSON(cache *schemaCache, j *JSONAnswer, req *Request) (structured, st
 		return structured{}, fmt.Sprintf("respond.json: %s does not satisfy the request's schema (%s): %s", what, out.From, reason)
 	}
 	if out.Tool != "" {
+		if !bytes.HasPrefix(bytes.TrimSpace(value), []byte("{")) {
+			return structured{}, fmt.Sprintf("respond.json: the request forces the tool %s, whose arguments are a JSON object, not %s", out.Tool, short(value))
+		}
 		return structured{tool: &ccall{name: out.Tool, args: canonicalArgs(value)}}, ""
 	}
 	return structured{text: string(value)}, ""

@@ -124,6 +124,18 @@ func TestJSONAnswerWithoutSchema(t *testing.T) {
 	}
 }
 
+// TestForcedToolWantsAnObject: a forced tool's arguments are an object,
+// whatever its input_schema allows.
+func TestForcedToolWantsAnObject(t *testing.T) {
+	b := scenario.New("forced")
+	b.Step("list").JSON([]int{1, 2})
+	body := `{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"x"}],"tools":[{"name":"t","input_schema":{}}],"tool_choice":{"type":"tool","name":"t"}}`
+	m := miss(t, build(t, b), request(t, "", wire.KindAnthropicMessages, body))
+	if !strings.Contains(m.Error(), `step "list": respond.json: the request forces the tool t, whose arguments are a JSON object, not [1,2]`) {
+		t.Errorf("miss %v", m)
+	}
+}
+
 // TestGenerateJSONBadSchemas: a schema no value satisfies, one that does
 // not compile, one that refers outside itself, and hostile ones are misses
 // that say why, never a hang; 10 000 properties are answered.
