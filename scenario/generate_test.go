@@ -91,6 +91,7 @@ func TestTextGeneratorChecks(t *testing.T) {
 		{"empty summary", `{respond: {text: {summary: {}}}}`, "respond.text.summary: a summary needs max-chars, sentences or both"},
 		{"zero sentences", `{respond: {text: {summary: {sentences: 0}}}}`, "respond.text.summary.sentences: must be >= 1, got 0"},
 		{"unknown generator", `{respond: {text: {shout: true}}}`, `unknown key "shout"`},
+		{"generator outside text", `{respond: {echo: true}}`, `g.yaml:2: step "step-1": respond: unknown key "echo" (a text generator goes under text: text: {echo: true})`},
 		{"generator with an error", `{respond: {text: {echo: true}, error: {status: 500, message: x}}}`, "an error answer has nothing else in respond"},
 	}
 	for _, tt := range tests {
