@@ -189,6 +189,12 @@ func Canonical(raw []byte) ([]byte, error) {
 	return marshal(v)
 }
 
+// Violations lists the rules a failed validation of package
+// github.com/santhosh-tekuri/jsonschema/v6 broke, one per rule, each at the
+// deepest path (a JSON Pointer into the instance) that locates it, sorted
+// by path and rule: how llmproxy reports any schema violation.
+func Violations(err error) []Violation { return violations(err) }
+
 // violations turns a failed validation into a sorted list of violations,
 // one per broken rule, each at the deepest path that locates it.
 func violations(err error) []Violation {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -58,6 +59,14 @@ func (b *Builder) Fixture(name string, f presets.Fixture) *Builder {
 	f.Call.Arguments = b.canonical(fixtureLoc(name).key("arguments"), f.Call.Arguments)
 	f.Result.Content = b.canonical(fixtureLoc(name).key("result"), f.Result.Content)
 	b.s.Fixtures = append(b.s.Fixtures, Fixture{Name: name, Fixture: f})
+	return b
+}
+
+// FixtureAs adds a named fixture as Fixture does, its call named function
+// (the application's own name for the preset, as the file's as: says).
+func (b *Builder) FixtureAs(name, function string, f presets.Fixture) *Builder {
+	b.Fixture(name, f)
+	b.s.Fixtures[len(b.s.Fixtures)-1].As = function
 	return b
 }
 
@@ -208,6 +217,38 @@ func (sb *StepBuilder) Text(text string) *StepBuilder {
 	return sb
 }
 
+// JSON answers structured output with value (a json.RawMessage is JSON
+// text, anything else is marshalled), checked at answer time against the
+// schema the request asks for.
+func (sb *StepBuilder) JSON(value any) *StepBuilder {
+	v := sb.b.jsonOf(sb.loc().key("respond").key("json"), value)
+	if raw, ok := value.(json.RawMessage); ok {
+		var b bytes.Buffer
+		if json.Compact(&b, raw) == nil {
+			v = b.Bytes() // key order as the caller wrote it
+		}
+	}
+	sb.step().Respond.JSON = &JSONAnswer{Value: v}
+	return sb
+}
+
+// GenerateJSON answers structured output with the minimal value valid
+// against the schema the request asks for.
+func (sb *StepBuilder) GenerateJSON() *StepBuilder {
+	sb.step().Respond.JSON = &JSONAnswer{Generate: true}
+	return sb
+}
+
+// TextFrom derives the answer's text from the request: a template, an
+// echo or a summary of the latest user text.
+func (sb *StepBuilder) TextFrom(g TextFrom) *StepBuilder {
+	if g.Summary != nil {
+		g.Summary = new(*g.Summary)
+	}
+	sb.step().Respond.TextFrom = &g
+	return sb
+}
+
 // Reasoning sets the answer's reasoning text.
 func (sb *StepBuilder) Reasoning(text string) *StepBuilder {
 	sb.step().Respond.Reasoning = text
@@ -226,6 +267,13 @@ func (sb *StepBuilder) CallsFixture(fixtures ...string) *StepBuilder {
 // its schema); id "" takes the default.
 func (sb *StepBuilder) CallsPreset(preset string, arguments any, id string) *StepBuilder {
 	return sb.call(CallAnswer{Preset: preset, ID: id}, arguments)
+}
+
+// CallsPresetAs makes the answer call a preset under the application's
+// function name (the file's as:), with arguments checked against the
+// preset's schema; id "" takes the default call_<function>.
+func (sb *StepBuilder) CallsPresetAs(preset, function string, arguments any, id string) *StepBuilder {
+	return sb.call(CallAnswer{Preset: preset, As: function, ID: id}, arguments)
 }
 
 // CallsFunction makes the answer call a function of the application's own;

@@ -34,6 +34,7 @@ type cstep struct {
 	conds  []condition
 	answer Answer
 	calls  []ccall
+	text   *textGen      // derives the text from the request; nil for answer.Text
 	delay  time.Duration // the answer's delay plus its fixtures' delays
 	// next are the candidates once this step has answered; ended means there
 	// are none and the conversation is exhausted.
@@ -140,9 +141,10 @@ func checkFixture(p *problems, l loc, f *Fixture) {
 	}
 	d, ok := presets.Lookup(f.Preset)
 	if !ok {
-		p.add(l.key("preset"), "unknown preset %q (llmproxy presets lists them)", f.Preset)
+		p.add(l.key("preset"), "%s", unknownPreset(f.Preset))
 		return
 	}
+	checkAs(p, l.key("as"), f.As)
 	if f.Call.Name != "" && f.Call.Name != f.Preset {
 		p.add(l.key("preset"), "the call names %q, not the preset %q", f.Call.Name, f.Preset)
 	}
@@ -204,6 +206,7 @@ func compileStep(p *problems, prog *program, i int, id string, st *Step, used ma
 	cs := cstep{id: id, answer: st.Respond}
 	cs.conds = compileConditions(p, prog, l.key("when"), &st.When, used)
 	cs.calls, cs.delay = compileAnswer(p, prog, l.key("respond"), &st.Respond, used)
+	cs.text = compileTextFrom(p, l.key("respond").key("text"), st)
 	return cs
 }
 
@@ -297,7 +300,7 @@ func compileToolResult(p *problems, prog *program, l loc, tr ToolResultCondition
 			return nil
 		}
 		used[tr.Fixture] = true
-		return &toolResultCond{name: f.Preset, id: f.Call.ID, args: orEmpty(f.Call.Arguments), result: f.Result.Content, fixture: f.Name}
+		return &toolResultCond{name: f.function(), id: f.Call.ID, args: orEmpty(f.Call.Arguments), result: f.Result.Content, fixture: f.Name}
 	}
 	if tr.Name == "" {
 		p.add(l, "a tool-result needs a fixture or a function name")
@@ -316,11 +319,12 @@ func compileToolResult(p *problems, prog *program, l loc, tr ToolResultCondition
 func compileAnswer(p *problems, prog *program, l loc, a *Answer, used map[string]bool) ([]ccall, time.Duration) {
 	if a.Error != nil {
 		checkError(p, l.key("error"), a.Error)
-		if a.Text != "" || a.Reasoning != "" || len(a.ToolCalls) > 0 || a.Finish != "" || a.Usage != nil ||
+		if a.Text != "" || a.TextFrom != nil || a.JSON != nil || a.Reasoning != "" || len(a.ToolCalls) > 0 || a.Finish != "" || a.Usage != nil ||
 			a.ID != "" || !a.Created.IsZero() || a.Delay != 0 || a.Stream != (Stream{}) || a.CutAfter != 0 {
 			p.add(l, "an error answer has nothing else in respond")
 		}
 	}
+	checkJSONAnswer(p, l.key("json"), a)
 	switch a.Finish {
 	case "", wire.FinishStop, wire.FinishLength, wire.FinishToolCalls:
 	default:
@@ -398,22 +402,33 @@ func compileCall(p *problems, prog *program, l loc, ca CallAnswer, used map[stri
 		if ca.ID != "" || ca.Arguments != nil {
 			p.add(l, "a fixture's call takes its id and arguments from the fixture")
 		}
+		if ca.As != "" {
+			p.add(l.key("as"), "a fixture's call takes its name from the fixture: give the fixture as: %s", ca.As)
+		}
 		f, ok := prog.fixtures[ca.Fixture]
 		if !ok {
 			p.add(l.key("fixture"), "no fixture is named %q", ca.Fixture)
 			return ccall{}, false
 		}
 		used[ca.Fixture] = true
-		return ccall{name: f.Preset, id: f.Call.ID, args: canonicalArgs(f.Call.Arguments), fixture: f}, true
+		return ccall{name: f.function(), id: f.Call.ID, args: canonicalArgs(f.Call.Arguments), fixture: f}, true
 	case ca.Preset != "":
 		d, ok := presets.Lookup(ca.Preset)
 		if !ok {
-			p.add(l.key("preset"), "unknown preset %q (llmproxy presets lists them)", ca.Preset)
+			p.add(l.key("preset"), "%s", unknownPreset(ca.Preset))
 			return ccall{}, false
 		}
+		checkAs(p, l.key("as"), ca.As)
 		args := orEmpty(ca.Arguments)
 		schemaCheck(p, l.key("arguments"), d.ValidateArguments(args))
-		return ccall{name: ca.Preset, id: ca.ID, args: canonicalArgs(args)}, true
+		name := ca.Preset
+		if ca.As != "" {
+			name = ca.As
+		}
+		return ccall{name: name, id: ca.ID, args: canonicalArgs(args)}, true
+	}
+	if ca.As != "" {
+		p.add(l.key("as"), "as names a preset's call; a function call is named by function")
 	}
 	args := orEmpty(ca.Arguments)
 	if !json.Valid(args) {

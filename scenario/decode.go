@@ -67,13 +67,16 @@ func (d *decoder) fixtures(e entry, s *Scenario) {
 			continue // reported by mapping
 		}
 		l := fixtureLoc(name)
-		fm := d.mapping(fe.value, l, "a fixture", "preset", "id", "arguments", "result", "error", "delay")
+		fm := d.mapping(fe.value, l, "a fixture", "preset", "as", "id", "arguments", "result", "error", "delay")
 		if fm == nil {
 			continue
 		}
 		f := Fixture{Name: name}
 		if fe, ok := fm["preset"]; ok {
 			f.Preset, _ = d.str(fe, l.key("preset"))
+		}
+		if fe, ok := fm["as"]; ok {
+			f.As, _ = d.str(fe, l.key("as"))
 		}
 		if fe, ok := fm["id"]; ok {
 			f.Call.ID, _ = d.str(fe, l.key("id"))
@@ -323,7 +326,7 @@ func (d *decoder) jsonConds(e entry, l loc) []JSONCondition {
 
 func (d *decoder) respond(e entry, l loc) Answer {
 	var a Answer
-	m := d.mapping(e.value, l, "respond", "text", "reasoning", "tool-calls", "finish", "usage", "id", "created", "error", "delay", "stream", "cut-after")
+	m := d.mapping(e.value, l, "respond", "text", "json", "reasoning", "tool-calls", "finish", "usage", "id", "created", "error", "delay", "stream", "cut-after")
 	if m == nil {
 		return a
 	}
@@ -342,7 +345,14 @@ func (d *decoder) respond(e entry, l loc) Answer {
 		return a
 	}
 	if e, ok := m["text"]; ok {
-		a.Text, _ = d.str(e, l.key("text"))
+		if n := d.resolve(e.value); n != nil && n.Kind == yaml.MappingNode {
+			a.TextFrom = d.textFrom(e, l.key("text"))
+		} else {
+			a.Text, _ = d.str(e, l.key("text"))
+		}
+	}
+	if e, ok := m["json"]; ok {
+		a.JSON = d.jsonAnswer(e, l.key("json"))
 	}
 	if e, ok := m["reasoning"]; ok {
 		a.Reasoning, _ = d.str(e, l.key("reasoning"))
@@ -382,6 +392,60 @@ func (d *decoder) respond(e entry, l loc) Answer {
 		a.CutAfter, _ = d.integer(e, l.key("cut-after"), 1)
 	}
 	return a
+}
+
+// jsonAnswer reads json: VALUE, or json: {generate: true}.
+func (d *decoder) jsonAnswer(e entry, l loc) *JSONAnswer {
+	if n := d.resolve(e.value); n != nil && n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "generate" {
+		if !d.boolean(entry{n.Content[0], n.Content[1]}, l.key("generate")) {
+			d.errorAt(n.Content[1], l.key("generate"), "generate is true: a json answer that is a mapping of generate alone asks for a value made from the request's schema")
+		}
+		return &JSONAnswer{Generate: true}
+	}
+	w := jsonWriter{d: d, base: l}
+	if !w.write(e.value, 0) {
+		return nil
+	}
+	return &JSONAnswer{Value: w.b.Bytes()}
+}
+
+// textFrom reads a text generator: {template}, {echo: true} or {summary}.
+func (d *decoder) textFrom(e entry, l loc) *TextFrom {
+	m := d.mapping(e.value, l, "a text generator", "template", "echo", "summary")
+	if m == nil {
+		return nil
+	}
+	if len(m) != 1 {
+		d.errorAt(e.value, l, "a text generator has exactly one of template, echo or summary")
+		return nil
+	}
+	g := &TextFrom{}
+	if e, ok := m["template"]; ok {
+		g.Template, _ = d.str(e, l.key("template"))
+	}
+	if e, ok := m["echo"]; ok {
+		if g.Echo = d.boolean(e, l.key("echo")); !g.Echo {
+			d.errorAt(e.value, l.key("echo"), "echo is true (leave it out for no echo)")
+		}
+	}
+	if e, ok := m["summary"]; ok {
+		sl := l.key("summary")
+		sm := d.mapping(e.value, sl, "a summary", "max-chars", "sentences")
+		if sm == nil {
+			return nil
+		}
+		g.Summary = &Summary{}
+		if e, ok := sm["max-chars"]; ok {
+			g.Summary.MaxChars, _ = d.integer(e, sl.key("max-chars"), 1)
+		}
+		if e, ok := sm["sentences"]; ok {
+			g.Summary.Sentences, _ = d.integer(e, sl.key("sentences"), 1)
+		}
+		if len(sm) == 0 {
+			d.errorAt(e.value, sl, "a summary needs max-chars, sentences or both")
+		}
+	}
+	return g
 }
 
 func (d *decoder) usage(e entry, l loc) *wire.Usage {
@@ -434,7 +498,7 @@ func (d *decoder) calls(e entry, l loc) []CallAnswer {
 	var out []CallAnswer
 	for k, c := range n.Content {
 		cl := l.index(k)
-		m := d.mapping(c, cl, "a tool call", "fixture", "preset", "function", "id", "arguments")
+		m := d.mapping(c, cl, "a tool call", "fixture", "preset", "as", "function", "id", "arguments")
 		if m == nil {
 			continue
 		}
@@ -444,6 +508,9 @@ func (d *decoder) calls(e entry, l loc) []CallAnswer {
 		}
 		if e, ok := m["preset"]; ok {
 			ca.Preset, _ = d.str(e, cl.key("preset"))
+		}
+		if e, ok := m["as"]; ok {
+			ca.As, _ = d.str(e, cl.key("as"))
 		}
 		if e, ok := m["function"]; ok {
 			ca.Function, _ = d.str(e, cl.key("function"))

@@ -6,9 +6,12 @@
 // A Scenario is a list of Steps and named preset Fixtures. A step has
 // conditions (When: the latest user text, the system prompt, the tool
 // results sent, the model, the API kind, the tools offered, JSON paths of
-// the body), an answer (Respond: text, reasoning, tool calls, finish reason,
-// usage, ids, or a provider error; and how it is delivered: delay, stream
-// chunking and pacing, a cut after some events) and its successors (Then, by
+// the body), an answer (Respond: text, fixed or derived from the request by
+// a template, an echo or a summary; a JSON value for structured output,
+// checked against or made from the schema the request asks for; reasoning,
+// tool calls, a preset's under the application's own function name (As),
+// finish reason, usage, ids, or a provider error; and how it is delivered:
+// delay, stream chunking and pacing, a cut after some events) and its successors (Then, by
 // default the next step in the file; Complete ends the conversation).
 //
 // Load and Parse read the model from a YAML or JSON file; Builder makes it in

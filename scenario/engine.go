@@ -39,6 +39,8 @@ type Engine struct {
 
 	reachedMu sync.Mutex
 	reached   []int // answers committed, by step
+
+	schemas schemaCache // the schemas of json answers' requests
 }
 
 // conversation is one conversation's position.
@@ -108,7 +110,11 @@ func (e *Engine) Answer(req Request) (*Pending, error) {
 	if miss != nil {
 		return nil, miss
 	}
-	return e.prepare(conv, name, step, &req), nil
+	pend, miss := e.prepare(conv, name, step, &req)
+	if miss != nil {
+		return nil, miss
+	}
+	return pend, nil
 }
 
 // conversation returns the named conversation, creating it on first use.
@@ -175,9 +181,10 @@ func (c *conversation) recall(id string) (rememberedCall, bool) {
 	return rc, ok
 }
 
-// prepare builds the pending answer of a step. conv is locked; nothing in it
+// prepare builds the pending answer of a step, or the miss of a json
+// answer the request's schema refuses. conv is locked; nothing in it
 // changes until Commit.
-func (e *Engine) prepare(conv *conversation, name string, step int, req *Request) *Pending {
+func (e *Engine) prepare(conv *conversation, name string, step int, req *Request) (*Pending, *Miss) {
 	p := e.prog
 	st := &p.steps[step]
 	a := &st.answer
@@ -203,10 +210,24 @@ func (e *Engine) prepare(conv *conversation, name string, step int, req *Request
 		errCopy := *a.Error
 		d.Error = &errCopy
 		d.Answer = ans
-		return pend
+		return pend, nil
 	}
 	ans.Text, ans.Reasoning = a.Text, a.Reasoning
-	ans.ToolCalls, pend.defaults = callIDs(st.calls, conv.defaults)
+	if st.text != nil {
+		ans.Text = st.text.text(requestText(req, ans.Model))
+	}
+	calls := st.calls
+	if a.JSON != nil {
+		out, reason := answerJSON(&e.schemas, a.JSON, req)
+		if reason != "" {
+			return nil, &Miss{Scenario: p.name, Conversation: name, Reason: fmt.Sprintf("step %q: %s", st.id, reason)}
+		}
+		ans.Text = out.text
+		if out.tool != nil {
+			calls = []ccall{*out.tool}
+		}
+	}
+	ans.ToolCalls, pend.defaults = callIDs(calls, conv.defaults)
 	pend.calls = ans.ToolCalls
 	ans.Finish = a.Finish
 	if ans.Finish == "" {
@@ -229,7 +250,7 @@ func (e *Engine) prepare(conv *conversation, name string, step int, req *Request
 			d.Fixtures = append(d.Fixtures, f)
 		}
 	}
-	return pend
+	return pend, nil
 }
 
 // callIDs gives each call its id: its own, else call_<function>, then

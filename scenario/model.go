@@ -56,8 +56,14 @@ const (
 // default id: call_<function>, numbered within a conversation (call_weather,
 // call_weather_2, …). Delay is waited before the first byte of an answer that
 // makes the call.
+//
+// As, when set, is the application's own function name for the preset: the
+// answer calls As (get_weather) with arguments checked against the preset's
+// schema, and the default id is call_<As>. The embedded call and result
+// keep the preset's name.
 type Fixture struct {
 	Name string
+	As   string
 	presets.Fixture
 }
 
@@ -146,7 +152,13 @@ type JSONCondition struct {
 // Answer is what a step answers: a model answer (text, reasoning, tool
 // calls) or an error, with how it is delivered.
 type Answer struct {
-	Text      string
+	Text string
+	// TextFrom derives the text from the request instead of Text; nil for
+	// none.
+	TextFrom *TextFrom
+	// JSON answers structured output: a JSON value instead of text and
+	// tool calls; nil for none.
+	JSON      *JSONAnswer
 	Reasoning string
 	ToolCalls []CallAnswer
 	// Finish is the finish reason; "" means tool-calls when the answer calls
@@ -184,12 +196,53 @@ type CallAnswer struct {
 	Fixture string
 	// Preset is a preset's function name.
 	Preset string
+	// As is the application's function name for Preset's call ("" for the
+	// preset's own); only with Preset.
+	As string
 	// Function is a function of the application's own.
 	Function string
 	// ID is the call id; "" takes the default call_<function> numbering.
 	ID string
 	// Arguments is a JSON object; nil means {}.
 	Arguments json.RawMessage
+}
+
+// JSONAnswer is a structured-output answer: a JSON value, as the text (or,
+// for an Anthropic request that forces a tool, as that tool's arguments).
+// When the request asks for a schema (wire.OutputOf), the value is checked
+// against it at answer time, and one that does not satisfy it is a miss
+// naming the path.
+type JSONAnswer struct {
+	// Value is the JSON value; nil with Generate.
+	Value json.RawMessage
+	// Generate makes the value from the request's schema: the minimal
+	// value valid against it (package internal/jsonschemagen). A request
+	// that asks for no schema, or one no value can be made for, is a miss.
+	Generate bool
+}
+
+// TextFrom derives an answer's text from the request, deterministically.
+// Exactly one of its fields is set.
+type TextFrom struct {
+	// Template is text with fields in double braces: {{latest_user}} (the
+	// latest user text), {{model}} (the model the request names, else the
+	// answer's), {{system}} (the system prompt), {{capture.N}} and
+	// {{capture.NAME}} (a group of the step's latest-user matches
+	// condition; "" when it did not take part in the match).
+	Template string
+	// Echo answers the latest user text as it is.
+	Echo bool
+	// Summary answers an extract of the latest user text.
+	Summary *Summary
+}
+
+// Summary is an extract of a text: its whitespace collapsed, its first
+// Sentences sentences (0: all), cut at a word to at most MaxChars
+// characters (0: no limit), "…" marking a cut. A sentence ends at '.', '!'
+// or '?' followed by a space or the end.
+type Summary struct {
+	MaxChars  int
+	Sentences int
 }
 
 // ErrorAnswer is a provider error: its HTTP status, its type ("" for the
@@ -250,6 +303,15 @@ func (s *Scenario) clone() *Scenario {
 		}
 		if a.Error != nil {
 			a.Error = new(*a.Error)
+		}
+		if a.JSON != nil {
+			a.JSON = &JSONAnswer{Value: bytes.Clone(a.JSON.Value), Generate: a.JSON.Generate}
+		}
+		if a.TextFrom != nil {
+			a.TextFrom = new(*a.TextFrom)
+			if a.TextFrom.Summary != nil {
+				a.TextFrom.Summary = new(*a.TextFrom.Summary)
+			}
 		}
 	}
 	return &c

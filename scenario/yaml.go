@@ -67,7 +67,9 @@ func (d *decoder) mapping(n *yaml.Node, l loc, what string, allowed ...string) m
 		if allowed != nil && !slices.Contains(allowed, k.Value) {
 			at := kl
 			at.tail = l.tail // named by the mapping it is in
-			if near := nearest(k.Value, allowed); near != "" {
+			if hint := misplaced[what][k.Value]; hint != "" {
+				d.errorAt(k, at, "unknown key %q (%s)", k.Value, hint)
+			} else if near := nearest(k.Value, allowed); near != "" {
 				d.errorAt(k, at, "unknown key %q (did you mean %q?)", k.Value, near)
 			} else {
 				d.errorAt(k, at, "unknown key %q (%s has: %s)", k.Value, what, strings.Join(allowed, ", "))
@@ -77,6 +79,17 @@ func (d *decoder) mapping(n *yaml.Node, l loc, what string, allowed ...string) m
 		out[k.Value] = entry{k, v}
 	}
 	return out
+}
+
+// misplaced says, for keys that belong one level down, where they go: by
+// the mapping's description, then the key.
+var misplaced = map[string]map[string]string{
+	"respond": {
+		"template": "a text generator goes under text: text: {template: …}",
+		"echo":     "a text generator goes under text: text: {echo: true}",
+		"summary":  "a text generator goes under text: text: {summary: …}",
+		"generate": "json: {generate: true} makes a value from the request's schema",
+	},
 }
 
 // nearest returns the allowed key within two edits of key, if one is.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/scenario"
 )
@@ -18,6 +19,7 @@ import (
 // mockConfig is what mock is given.
 type mockConfig struct {
 	scenarios       listFlag
+	mapSpecs        listFlag
 	listen          string
 	pace            string
 	failOnUnused    bool
@@ -33,6 +35,7 @@ type mockConfig struct {
 func (c *mockConfig) flags(stderr io.Writer) *flag.FlagSet {
 	fs := newFlagSet("mock", stderr)
 	fs.Var(&c.scenarios, "scenario", "scenario `file` (YAML or JSON) to serve (repeatable; X-Llmproxy-Scenario picks one per request)")
+	fs.Var(&c.mapSpecs, "map", "call a preset by the application's function name: `TOOL=PRESET` (repeatable; as: in the file wins)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.StringVar(&c.pace, "pace", "scripted", "`timing`: scripted (the scenario's delays and stream intervals) or instant (none)")
 	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the steps no conversation reached")
@@ -77,6 +80,10 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if len(c.scenarios) == 0 {
 		return usagef("mock: give at least one --scenario FILE (or %s)", envName("scenario"))
 	}
+	mapping, err := fixture.ParseMapping(c.mapSpecs)
+	if err != nil {
+		return usagef("mock: --map: %v", err)
+	}
 	cfg := proxy.Config{Mode: proxy.ModeMock, MaxBody: c.maxBody, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version}
 	switch c.pace {
 	case "scripted":
@@ -101,7 +108,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
 		return err
 	}
-	if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios); err != nil {
+	if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios, mapping); err != nil {
 		return err
 	}
 	if cr != nil {
@@ -122,10 +129,11 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	return sv.run(ctx, stdout, stderr, sig)
 }
 
-// loadEngines loads scenario files as scenario check does, and returns
-// their engines and files by scenario name; every problem of every file is
-// listed, FILE:LINE: message, in an exit-1 error.
-func loadEngines(files []string) (engines map[string]*scenario.Engine, paths map[string]string, err error) {
+// loadEngines loads scenario files as scenario check does, names their
+// preset calls by mapping (--map TOOL=PRESET), and returns their engines and
+// files by scenario name; every problem of every file is listed, FILE:LINE:
+// message, in an exit-1 error.
+func loadEngines(files []string, mapping map[string]string) (engines map[string]*scenario.Engine, paths map[string]string, err error) {
 	all, err := scenario.LoadAll(files...)
 	var list scenario.ErrorList
 	if errors.As(err, &list) {
@@ -140,6 +148,9 @@ func loadEngines(files []string) (engines map[string]*scenario.Engine, paths map
 	engines = map[string]*scenario.Engine{} // LoadAll refuses two files of one name
 	paths = map[string]string{}
 	for n, s := range all {
+		if err := s.NameTools(mapping); err != nil {
+			return nil, nil, usagef("mock: --map: %s: %v", files[n], err)
+		}
 		e, err := scenario.NewEngine(s)
 		if err != nil {
 			return nil, nil, fmt.Errorf("mock: %s: %w", files[n], err)
