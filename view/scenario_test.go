@@ -70,10 +70,10 @@ func TestScenarioSource(t *testing.T) {
 	if missing := containsAll(body, "4 steps, 0 answered", "&lt;b&gt;Bye&lt;/b&gt;", `class="edge back"`, "never"); missing != "" {
 		t.Errorf("the scenario page lacks %q", missing)
 	}
-	if _, body := get(t, srv.URL+"/_llmproxy/ui/"); !strings.Contains(body, "There is no cassette to show.") {
+	if _, body := get(t, srv.URL+"/_llmproxy/ui/"); !strings.Contains(body, "This process serves scenarios, no cassette") {
 		t.Errorf("the interactions page of a scenario view:\n%.2000s", body)
 	}
-	if resp, _ := get(t, srv.URL+"/_llmproxy/ui/interactions/1"); resp.StatusCode != 400 && resp.StatusCode != 404 {
+	if resp, _ := get(t, srv.URL+"/_llmproxy/ui/interactions/1"); resp.StatusCode != 404 {
 		t.Errorf("an interaction of a scenario view: status %d", resp.StatusCode)
 	}
 }

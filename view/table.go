@@ -1,6 +1,7 @@
 package view
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -89,10 +90,12 @@ type tablePage struct {
 	// none.
 	Cassettes []string
 	Picking   bool
-	Name      string // the chosen cassette's name
-	Q         string
-	Count     uint64
-	Rows      []row
+	// NoCassette is set when the Source serves scenarios and no cassette.
+	NoCassette bool
+	Name       string // the chosen cassette's name
+	Q          string
+	Count      uint64
+	Rows       []row
 	// Scanned is the range of ids read to fill Rows.
 	FirstScanned, LastScanned uint64
 	// Stopped is set when a filtered scan hit scanLimit before filling the
@@ -107,6 +110,10 @@ func (h *Handler) interactions(w http.ResponseWriter, r *http.Request) {
 	name := q.Get("cassette")
 	src := h.opts.Source
 	names, err := src.Cassettes(ctx)
+	if errors.Is(err, ErrNoCassette) {
+		h.render(w, r, http.StatusOK, "interactions", &page{Title: "Interactions", Nav: "interactions", Data: tablePage{NoCassette: true}})
+		return
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
