@@ -1,7 +1,10 @@
 package view_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,5 +104,99 @@ func TestScenarioGraphEveryKey(t *testing.T) {
 	}
 	if strings.Join(first.Then, ",") != "results,fallback" {
 		t.Errorf("then %v", first.Then)
+	}
+}
+
+// fromCassetteGraph is a graph shaped as scenario from-cassette writes
+// one: convs conversations of one or two steps (every second one has two),
+// each conversation's last step leading on to the first step of every
+// conversation, the next recorded one first.
+func fromCassetteGraph(convs int) view.Graph {
+	var ids [][]string
+	n := 0
+	for c := range convs {
+		var conv []string
+		for range 1 + c%2 {
+			n++
+			conv = append(conv, fmt.Sprintf("i%d", n))
+		}
+		ids = append(ids, conv)
+	}
+	g := view.Graph{Name: "recorded", File: "recorded.yaml"}
+	for c, conv := range ids {
+		for t, id := range conv {
+			st := view.Step{ID: id, When: fmt.Sprintf(`latest-user equals "question %d, turn %d: the weather in Paris?"`, c, t),
+				Respond: fmt.Sprintf(`text "answer %d: sunny"`, c)}
+			if t+1 < len(conv) {
+				st.Then = []string{conv[t+1]}
+			} else {
+				for j := range convs {
+					st.Then = append(st.Then, ids[(c+1+j)%convs][0])
+				}
+			}
+			g.Steps = append(g.Steps, st)
+		}
+	}
+	return g
+}
+
+// TestLargeScenarioGraph draws the 18 steps of a 12-conversation
+// from-cassette scenario: each conversation a lane of straight arrows, and
+// a step that may lead to 12 others says so in a line instead of drawing
+// 12 arcs. The table still lists every target.
+func TestLargeScenarioGraph(t *testing.T) {
+	src := sampleSource(t)
+	src.graphs = []view.Graph{fromCassetteGraph(12)}
+	srv, _ := serve(t, src, "")
+	_, body := get(t, srv.URL+"/_llmproxy/ui/scenario")
+	if n := strings.Count(body, `<g class="node`); n != 18 {
+		t.Errorf("%d nodes, want 18", n)
+	}
+	// Six two-step conversations: six arrows inside a lane, and nothing
+	// else drawn.
+	if n := strings.Count(body, `<path class="edge`); n != 6 {
+		t.Errorf("%d edges drawn, want the 6 inside conversations", n)
+	}
+	if n := strings.Count(body, "then any of 12:"); n != 12 {
+		t.Errorf("%d steps say they lead to any of 12 steps, want the 12 conversations' last steps", n)
+	}
+	width := regexp.MustCompile(`<svg viewBox="0 0 ([0-9.]+) `).FindStringSubmatch(body)
+	if w, _ := strconv.ParseFloat(width[1], 64); w > 600 {
+		t.Errorf("the graph is %.0f wide for conversations that follow one another; want one lane wide", w)
+	}
+	if !strings.Contains(body, "<td><code>i2</code>, <code>i4</code>, <code>i5</code>, <code>i7</code>") {
+		t.Errorf("the table does not list a fanned-out step's targets")
+	}
+}
+
+// TestScenarioLanes: conversations recorded interleaved stand side by side,
+// each down its own column; ones that follow each other share a column.
+func TestScenarioLanes(t *testing.T) {
+	src := sampleSource(t)
+	srv, _ := serve(t, src, "")
+	rectX := regexp.MustCompile(`<rect x="([0-9.]+)"`)
+	for _, tc := range []struct {
+		name  string
+		steps []view.Step
+		want  string // each node's column, by its x
+	}{
+		{"interleaved", []view.Step{{ID: "a1", Then: []string{"a2"}}, {ID: "b1", Then: []string{"b2"}}, {ID: "a2", Then: []string{}}, {ID: "b2", Then: []string{}}},
+			"16 472 16 472"},
+		{"one after the other", []view.Step{{ID: "a1", Then: []string{"a2"}}, {ID: "a2", Then: []string{}}, {ID: "b1", Then: []string{"b2"}}, {ID: "b2", Then: []string{}}},
+			"16 16 16 16"},
+		{"a branch", []view.Step{{ID: "ask", Then: []string{"yes", "no"}}, {ID: "yes", Then: []string{"ask"}}, {ID: "no", Complete: true}},
+			"16 16 16"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src.graphs = []view.Graph{{Name: tc.name, Steps: tc.steps}}
+			_, body := get(t, srv.URL+"/_llmproxy/ui/scenario")
+			var xs []string
+			for _, m := range rectX.FindAllStringSubmatch(body, -1) {
+				xs = append(xs, m[1])
+			}
+			if got := strings.Join(xs, " "); got != tc.want {
+				t.Errorf("nodes at x %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
