@@ -15,17 +15,22 @@ import (
 // right of the columns. A step that may lead to more than maxArcs steps (the last step of each conversation of a
 // from-cassette scenario leads to the first step of every conversation)
 // lists them in a line of its node instead of drawing an arc to each.
+// Everything drawn and listed is bounded: the page grows with the steps,
+// never with steps × targets.
 const (
 	// graph geometry, in SVG user units.
 	margin, nodeW, nodeH = 16.0, 420.0, 76.0
 	colGap, rowGap       = 36.0, 28.0
 	trackW               = 18.0 // between the arcs of jumps, right of the columns
 
-	maxArcs       = 3  // edges drawn from one step; past it, its targets are listed
-	maxTracks     = 16 // arc tracks right of the columns; past it, arcs share them
-	maxColumns    = 4  // lanes side by side; past it, lanes share columns
-	maxThenListed = 12 // targets a node's line names
-	maxLine       = 54 // characters of a node's line
+	maxArcs       = 3    // edges drawn from one step; past it, its targets are listed
+	maxTracks     = 16   // arc tracks right of the columns; past it, arcs share them
+	maxColumns    = 4    // lanes side by side; past it, lanes share columns
+	maxGraphSteps = 300  // nodes drawn
+	maxTableSteps = 1000 // rows of the steps table
+	maxThenListed = 12   // targets a table row names
+	maxLine       = 54   // characters of a node's line
+	maxCell       = 400  // characters of a table cell, and of a node's tooltip
 )
 
 // graphView is a scenario laid out for the page.
@@ -38,6 +43,10 @@ type graphView struct {
 	Rows          []stepRow
 	// Steps counts the scenario's steps, Answered those answered.
 	Steps, Answered int
+	// GraphCut and TableCut are set when the graph or the table shows only
+	// the first maxGraphSteps or maxTableSteps steps.
+	GraphCut, TableCut bool
+	MaxGraph, MaxTable int
 }
 
 type node struct {
@@ -53,19 +62,21 @@ type edge struct {
 	Class string // next, jump or back
 }
 
-// stepRow is a step in the table.
+// stepRow is a step in the table, its text and targets cut to size.
 type stepRow struct {
 	ID, When, Respond string
 	Complete          bool
 	Answered          int
 	Then              []string
+	More              int // targets left out of Then
 }
 
-// lanes places steps in columns: next[k] is the step that continues k's
-// lane (-1 for none), col[k] its column; it returns the columns used.
-func lanes(targets [][]int) (next, col []int, cols int) {
+// lanes places steps in columns, col[k] being step k's, and returns the
+// columns used. A step whose one target comes later continues its lane
+// there, unless another step's lane did first.
+func lanes(targets [][]int) (col []int, cols int) {
 	n := len(targets)
-	next, col = make([]int, n), make([]int, n)
+	next, col := make([]int, n), make([]int, n)
 	linked := make([]bool, n)
 	for k, ts := range targets {
 		next[k] = -1
@@ -101,7 +112,7 @@ func lanes(targets [][]int) (next, col []int, cols int) {
 			col[j] = c
 		}
 	}
-	return next, col, max(len(ends), 1)
+	return col, max(len(ends), 1)
 }
 
 // arc is an edge drawn right of the columns, from row from to row to.
@@ -139,16 +150,21 @@ func tracks(arcs []arc) int {
 }
 
 func layout(n int, g Graph) graphView {
-	v := graphView{Name: g.Name, File: g.File, Index: n, Steps: len(g.Steps)}
+	v := graphView{Name: g.Name, File: g.File, Index: n, Steps: len(g.Steps), MaxGraph: maxGraphSteps, MaxTable: maxTableSteps}
 	for _, s := range g.Steps {
 		if s.Answered > 0 {
 			v.Answered++
 		}
 	}
-	for _, s := range g.Steps {
-		v.Rows = append(v.Rows, stepRow{ID: s.ID, When: s.When, Respond: s.Respond, Complete: s.Complete, Answered: s.Answered, Then: s.Then})
+	for _, s := range g.Steps[:min(len(g.Steps), maxTableSteps)] {
+		r := stepRow{ID: s.ID, When: shorten(s.When, maxCell), Respond: shorten(s.Respond, maxCell), Complete: s.Complete, Answered: s.Answered}
+		r.Then = s.Then[:min(len(s.Then), maxThenListed)]
+		r.More = len(s.Then) - len(r.Then)
+		v.Rows = append(v.Rows, r)
 	}
-	v.draw(g.Steps)
+	v.TableCut = len(g.Steps) > maxTableSteps
+	v.GraphCut = len(g.Steps) > maxGraphSteps
+	v.draw(g.Steps[:min(len(g.Steps), maxGraphSteps)])
 	return v
 }
 
@@ -158,15 +174,19 @@ func (v *graphView) draw(steps []Step) {
 	for k, s := range steps {
 		at[s.ID] = k
 	}
+	// A step's distinct targets, up to one past maxArcs: past it, none is
+	// drawn.
 	targets := make([][]int, len(steps))
 	for k, s := range steps {
 		for _, id := range s.Then {
 			if j, ok := at[id]; ok && !slices.Contains(targets[k], j) {
-				targets[k] = append(targets[k], j)
+				if targets[k] = append(targets[k], j); len(targets[k]) > maxArcs {
+					break
+				}
 			}
 		}
 	}
-	next, col, cols := lanes(targets)
+	col, cols := lanes(targets)
 	below := make([]int, len(steps)) // the next step down the same column
 	lastIn := map[int]int{}
 	for k := len(steps) - 1; k >= 0; k-- {
@@ -181,7 +201,7 @@ func (v *graphView) draw(steps []Step) {
 	var arcs []arc
 	for k, s := range steps {
 		nd := node{ID: s.ID, Answered: s.Answered, Complete: s.Complete, X: x(k), Y: y(k), W: nodeW, H: nodeH,
-			Title:   s.ID + "\nwhen: " + orAlways(s.When) + "\nrespond: " + s.Respond,
+			Title:   shorten(s.ID+"\nwhen: "+orAlways(s.When)+"\nrespond: "+s.Respond, maxCell),
 			When:    shorten("when "+orAlways(s.When), maxLine),
 			Respond: shorten("→ "+s.Respond, maxLine),
 		}
@@ -193,7 +213,10 @@ func (v *graphView) draw(steps []Step) {
 			continue
 		}
 		for _, j := range targets[k] {
-			if j == next[k] || j == below[k] {
+			// A lane goes straight down its column, as does any step to
+			// the next one in the column (in an overflowing column, the
+			// next one of the lane may be further down: an arc then).
+			if j == below[k] {
 				v.Edges = append(v.Edges, edge{D: fmt.Sprintf("M%.1f %.1f V%.1f", x(k)+nodeW/2, y(k)+nodeH, y(j)-2), Class: "next"})
 			} else {
 				arcs = append(arcs, arc{from: k, to: j})

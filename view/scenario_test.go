@@ -169,6 +169,36 @@ func TestLargeScenarioGraph(t *testing.T) {
 	}
 }
 
+// TestScenarioPageBounded: the scenario page grows with the steps, not
+// with steps × targets (a from-cassette scenario of N conversations lists
+// N² targets), and is bounded however large the scenario.
+func TestScenarioPageBounded(t *testing.T) {
+	src := sampleSource(t)
+	srv, _ := serve(t, src, "")
+	size := func(g view.Graph) (steps, bytes int, body string) {
+		src.graphs = []view.Graph{g}
+		_, body = get(t, srv.URL+"/_llmproxy/ui/scenario")
+		return len(g.Steps), len(body), body
+	}
+	steps, bytes, _ := size(fromCassetteGraph(400))
+	if per := bytes / steps; per > 3000 {
+		t.Errorf("%d steps of up to 400 targets each: %d bytes, %d a step; want at most 3000 a step", steps, bytes, per)
+	}
+	// 30 000 steps in a line, each answering a long question.
+	long := view.Graph{Name: "long"}
+	for k := range 30000 {
+		long.Steps = append(long.Steps, view.Step{ID: fmt.Sprintf("s%d", k+1), When: `latest-user equals "` + strings.Repeat("why? ", 200) + `"`,
+			Respond: `text "because"`, Then: []string{fmt.Sprintf("s%d", k+2)}})
+	}
+	steps, bytes, body := size(long)
+	if bytes > 4<<20 {
+		t.Errorf("%d steps: a page of %d bytes; want at most 4 MiB", steps, bytes)
+	}
+	if !strings.Contains(body, "The graph shows the first 300 of 30000 steps") || !strings.Contains(body, "The table lists the first 1000 of 30000 steps") {
+		t.Errorf("a cut page does not say where it stops:\n%.3000s", body)
+	}
+}
+
 // TestScenarioLanes: conversations recorded interleaved stand side by side,
 // each down its own column; ones that follow each other share a column.
 func TestScenarioLanes(t *testing.T) {
