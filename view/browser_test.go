@@ -2,9 +2,13 @@ package view_test
 
 import (
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/uitest"
 	"github.com/llmproxy/llmproxy/view"
 )
@@ -88,5 +92,33 @@ func TestLargeScenarioInBrowser(t *testing.T) {
 		t.Errorf("the table has %d rows, want 18", n)
 	}
 	b.Screenshot(*screenshots, "view-scenario-large.png")
+	b.Check()
+}
+
+// TestFilterInBrowser types words of a prompt into the interactions filter
+// in headless Chromium: the table narrows to the interactions whose
+// conversation holds them, and each row shows its latest user text.
+func TestFilterInBrowser(t *testing.T) {
+	b := uitest.NewBrowser(t)
+	var is []*cassette.Interaction
+	for k := range 18 {
+		is = append(is, chat("You are terse.", nil, fmt.Sprintf("Question %d: what is the weather in Paris?", k), "Sunny.", ""))
+	}
+	is = append(is, chat("You answer as a pirate.", nil, "How tall is the tower?", "Arr, 330 metres.", ""))
+	srv, _ := serve(t, view.CassetteSource{C: writeCassette(t, is)}, "")
+	b.Open(srv.URL+"/_llmproxy/ui/", "table.interactions")
+	const rows = `document.querySelectorAll("table.interactions tbody tr").length`
+	if n := uitest.Eval[int](b, rows); n != 19 {
+		t.Fatalf("%d rows, want 19", n)
+	}
+	b.Do("type a word of a prompt", chromedp.SendKeys(chromedp.ID("filter"), "Paris"))
+	b.WaitFor("the table shows the 18 about Paris", rows+` === 18 && location.search === "?q=Paris"`)
+	b.Do("clear the filter", chromedp.KeyEvent("\u001b"))
+	b.WaitFor("the table shows every row again", rows+` === 19`)
+	b.Do("type a word of a system prompt", chromedp.SendKeys(chromedp.ID("filter"), "pirate"))
+	b.WaitFor("the table shows the pirate's", rows+` === 1 && location.search === "?q=pirate"`)
+	if got := uitest.Eval[string](b, `document.querySelector("table.interactions tbody td.preview").textContent`); got != "How tall is the tower?" {
+		t.Errorf("the row's preview reads %q", got)
+	}
 	b.Check()
 }
