@@ -229,7 +229,7 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 
 // mockRefuse answers a request mock cannot take, and logs it.
 func (s *Server) mockRefuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
-	s.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.route.path, "status", status, "reason", msg)
+	s.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", cassette.ProxyPath(x.route.name, x.route.path), "status", status, "reason", msg)
 	s.journal.add(x.entry(status, "", msg))
 	s.fail(w, x.kind, status, "invalid_request_error", msg)
 }

@@ -44,7 +44,7 @@ type row struct {
 // newRow summarises an interaction for the table.
 func newRow(i *cassette.Interaction, name string) row {
 	r := row{
-		ID: i.ID, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method, Path: i.Request.Path,
+		ID: i.ID, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method, Path: cassette.ProxyPath(i.Upstream, i.Request.Path),
 		Status: i.Response.Status, Stream: i.Response.Streamed(),
 		TTFBMillis: i.Response.TTFBMillis, TotalMillis: i.Response.DurationMillis,
 		Href: InteractionURL("", name, i.ID),
