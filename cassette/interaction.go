@@ -20,9 +20,13 @@ const DefaultUpstream = "default"
 // upstream-relative path is shown as, one form for each route: "/NAME"
 // then path, or path alone for DefaultUpstream and for "openai", whose
 // unprefixed and /openai/ spellings are one route when the openai upstream
-// is the default (as it is unless --upstream URL says otherwise).
+// is the default (as it is unless --upstream URL says otherwise). It is the
+// one form every place that shows a path uses: ls, the web view, the log
+// lines, the live log and miss messages (an export keeps its two parts,
+// "upstream" and "request.path", as the cassette stores them). An empty
+// upstream names no route and shows path alone.
 func ProxyPath(upstream, path string) string {
-	if upstream == DefaultUpstream || upstream == "openai" {
+	if upstream == DefaultUpstream || upstream == "openai" || upstream == "" {
 		return path
 	}
 	return "/" + upstream + path

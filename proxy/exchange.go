@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/wire"
 )
@@ -38,7 +39,7 @@ type exchange struct {
 // logArgs are the attributes of the exchange's log lines, then more.
 func (x *exchange) logArgs(more ...any) []any {
 	args := make([]any, 0, 8+len(more))
-	args = append(args, "cassette", x.tape.name, "api", string(x.kind), "method", x.req.Method, "path", x.mreq.Path)
+	args = append(args, "cassette", x.tape.name, "api", string(x.kind), "method", x.req.Method, "path", cassette.ProxyPath(x.route.name, x.mreq.Path))
 	return append(args, more...)
 }
 
@@ -121,7 +122,7 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 	var ne net.Error
 	switch {
 	case errors.Is(err, errBodyBudget):
-		s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", rt.path, "max_body_total", s.cfg.MaxBodyTotal)
+		s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", cassette.ProxyPath(rt.name, rt.path), "max_body_total", s.cfg.MaxBodyTotal)
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
 			fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
@@ -129,7 +130,7 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 		s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
 			fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
 	case errors.As(err, &ne) && ne.Timeout():
-		s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", rt.path, "read_timeout", s.cfg.ReadTimeout)
+		s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", cassette.ProxyPath(rt.name, rt.path), "read_timeout", s.cfg.ReadTimeout)
 		s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
 			fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
 	default:

@@ -62,7 +62,7 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 	x.closest, x.diffs = best.ID, diffs
 	var b strings.Builder
 	fmt.Fprintf(&b, "llmproxy: cassette %s has no recording of this request (%s); closest is interaction %d (%s %s)",
-		x.tape.name, what, best.ID, best.Request.Method, best.Request.Path)
+		x.tape.name, what, best.ID, best.Request.Method, cassette.ProxyPath(best.Upstream, best.Request.Path))
 	if x.tape.plays.isConsumed(best.ID) {
 		b.WriteString(", already served")
 	}

@@ -236,7 +236,7 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 // strings in msg are redacted.
 func (m *mocker) refuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
 	msg = cassette.RedactKeysString(msg)
-	m.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.loggedPath, "status", status, "reason", msg)
+	m.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", cassette.ProxyPath(x.route.name, x.loggedPath), "status", status, "reason", msg)
 	m.journal.add(x.entry(status, "", msg))
 	failWith(w, x.kind, status, "invalid_request_error", msg)
 }

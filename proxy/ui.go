@@ -93,8 +93,8 @@ func (j *journal) changes() <-chan struct{} {
 }
 
 // uiSource is the web view's Source: the server's cassettes (Config.Cassette
-// as "", or those of CassetteDir by name) and its journal. It never creates
-// a cassette.
+// as "", or those of CassetteDir by name, or none in ModeMock) and its
+// journal. It never creates a cassette.
 type uiSource struct{ s *Server }
 
 // tape returns the cassette the view reads and the function to call once
@@ -102,6 +102,9 @@ type uiSource struct{ s *Server }
 // read (no reindex on disk, no writer lock), and an open one is held so the
 // set does not close it under the read.
 func (u uiSource) tape(ctx context.Context, name string) (*tape, func(), error) {
+	if u.s.mock != nil {
+		return nil, nil, view.ErrNoCassette
+	}
 	if u.s.cfg.Cassette != nil {
 		if name != "" {
 			return nil, nil, fmt.Errorf("llmproxy: this proxy serves one cassette, %s; there is no cassette %q: %w",
@@ -123,8 +126,12 @@ func (u uiSource) tape(ctx context.Context, name string) (*tape, func(), error) 
 }
 
 // Cassettes lists the cassettes of CassetteDir (at most maxListed, in name
-// order; symbolic links are left out), or nil with one Config.Cassette.
+// order; symbolic links are left out), or nil with one Config.Cassette, or
+// view.ErrNoCassette in ModeMock.
 func (u uiSource) Cassettes(context.Context) ([]string, error) {
+	if u.s.mock != nil {
+		return nil, view.ErrNoCassette
+	}
 	if u.s.cfg.Cassette != nil {
 		return nil, nil
 	}

@@ -25,5 +25,6 @@
 //
 // A page never loads a whole cassette: the interactions table walks one
 // page from a cursor, and a filter scans a bounded number of interactions
-// per request.
+// (and bytes of their bodies) per request. The scenario page grows with the
+// steps, never with steps × targets, and draws and lists a bounded number.
 package view

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 )
 
@@ -39,10 +40,12 @@ type logRow struct {
 	First       *match.Difference
 	More        []match.Difference
 	Outcome     string // served, miss or error
+	// Shown is the request's path as every listing shows it.
+	Shown string
 }
 
 func newLogRow(e LogEntry) logRow {
-	r := logRow{LogEntry: e, When: e.Time.Local().Format("15:04:05.000")}
+	r := logRow{LogEntry: e, When: e.Time.Local().Format("15:04:05.000"), Shown: cassette.ProxyPath(e.Upstream, e.Path)}
 	if e.Interaction != 0 {
 		r.Href = InteractionURL("", e.Name, e.Interaction)
 	}

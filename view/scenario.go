@@ -139,28 +139,25 @@ type ScenarioSource struct {
 
 var _ Source = ScenarioSource{}
 
-// errNoCassette answers every cassette question of a ScenarioSource.
-var errNoCassette = fmt.Errorf("llmproxy: this view shows scenarios, no cassette: %w", ErrNotFound)
-
 // Cassettes implements Source: there are none.
-func (ScenarioSource) Cassettes(context.Context) ([]string, error) { return []string{}, nil }
+func (ScenarioSource) Cassettes(context.Context) ([]string, error) { return nil, ErrNoCassette }
 
 // Last implements Source.
-func (ScenarioSource) Last(context.Context, string) (uint64, error) { return 0, errNoCassette }
+func (ScenarioSource) Last(context.Context, string) (uint64, error) { return 0, ErrNoCassette }
 
 // Walk implements Source.
 func (ScenarioSource) Walk(context.Context, string, uint64, bool, func(*cassette.Interaction) (bool, error)) error {
-	return errNoCassette
+	return ErrNoCassette
 }
 
 // Interaction implements Source.
 func (ScenarioSource) Interaction(context.Context, string, uint64) (*cassette.Interaction, error) {
-	return nil, errNoCassette
+	return nil, ErrNoCassette
 }
 
 // Fixture implements Source.
 func (ScenarioSource) Fixture(context.Context, string, string) (json.RawMessage, error) {
-	return nil, errNoCassette
+	return nil, ErrNoCassette
 }
 
 // Served implements Source: nothing is served.

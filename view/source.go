@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -18,6 +19,10 @@ var (
 	// ErrBadName means a cassette name is not one a Source accepts; the view
 	// answers 400.
 	ErrBadName = errors.New("bad cassette name")
+	// ErrNoCassette means the Source serves scenarios and no cassette at
+	// all (llmproxy mock, view --scenario): the interactions page says so,
+	// and an interaction's page answers 404.
+	ErrNoCassette = fmt.Errorf("llmproxy: this process serves scenarios, no cassette: %w", ErrNotFound)
 )
 
 // Source is what the view shows. Cassettes are named as the ?cassette=
@@ -26,7 +31,8 @@ var (
 // Errors wrap ErrNotFound or ErrBadName where those apply.
 type Source interface {
 	// Cassettes lists the names of the cassettes there are to show, or nil
-	// when the Source has only the cassette "".
+	// when the Source has only the cassette "", or returns ErrNoCassette
+	// when it has none (and every other cassette method then returns it).
 	Cassettes(ctx context.Context) ([]string, error)
 	// Last is the id of a cassette's newest interaction (0 when it has
 	// none); ids count from 1 with no gaps, so it is also their number.

@@ -1,6 +1,7 @@
 package view
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,9 +14,16 @@ import (
 const (
 	// pageSize is the number of rows of the interactions table.
 	pageSize = 50
-	// scanLimit bounds the interactions one filtered request reads; the
-	// table then offers to continue the search from where it stopped.
+	// scanLimit and scanBytes bound the interactions, and the bytes of
+	// their bodies, one filtered request reads; the table then offers to
+	// continue the search from where it stopped.
 	scanLimit = 5000
+	scanBytes = 64 << 20
+	// previewLen is the characters of the latest user text a row shows.
+	previewLen = 100
+	// maxSearchText bounds the conversation text a row's filter searches:
+	// the answer's text first, then the turns newest first.
+	maxSearchText = 16 << 10
 )
 
 // row is one interaction in the table.
@@ -28,13 +36,15 @@ type row struct {
 	Tools                   []string
 	TTFBMillis, TotalMillis float64
 	Href                    string
-	text                    string // what the filter searches, lower case
+	// Preview is the latest user text, on one line and shortened.
+	Preview string
+	text    string // what the filter searches, lower case
 }
 
 // newRow summarises an interaction for the table.
 func newRow(i *cassette.Interaction, name string) row {
 	r := row{
-		ID: i.ID, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method, Path: i.Request.Path,
+		ID: i.ID, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method, Path: cassette.ProxyPath(i.Upstream, i.Request.Path),
 		Status: i.Response.Status, Stream: i.Response.Streamed(),
 		TTFBMillis: i.Response.TTFBMillis, TotalMillis: i.Response.DurationMillis,
 		Href: InteractionURL("", name, i.ID),
@@ -42,19 +52,54 @@ func newRow(i *cassette.Interaction, name string) row {
 	if i.Request.Query != "" {
 		r.Path += "?" + i.Request.Query
 	}
-	if resp, err := wire.ParseResponse(wire.Kind(i.Kind), framing(i.Response.Framing), i.Response.Bytes()); err == nil {
-		for _, c := range resp.ToolCalls {
-			r.Tools = append(r.Tools, c.Name)
-		}
-	}
+	conv := r.read(i)
 	stream := ""
 	if r.Stream {
 		stream = "stream streamed"
 	}
 	r.text = strings.ToLower(strings.Join(append([]string{
-		strconv.FormatUint(r.ID, 10), r.Provider, r.Kind, r.Method, r.Path, strconv.Itoa(r.Status), stream,
+		strconv.FormatUint(r.ID, 10), r.Provider, r.Kind, r.Method, r.Path, strconv.Itoa(r.Status), stream, conv,
 	}, r.Tools...), " "))
 	return r
+}
+
+// read fills in the tool calls of the answer and the preview, and returns
+// the conversation's text the filter searches: the answer's text, then
+// each turn's text and tool names, newest first, at most maxSearchText
+// bytes.
+func (r *row) read(i *cassette.Interaction) string {
+	kind := wire.Kind(i.Kind)
+	var b strings.Builder
+	add := func(s string) {
+		if room := maxSearchText - b.Len(); room > 0 && s != "" {
+			b.WriteString(s[:min(len(s), room)])
+			b.WriteByte(' ')
+		}
+	}
+	if resp, err := wire.ParseResponse(kind, framing(i.Response.Framing), i.Response.Bytes()); err == nil {
+		for _, c := range resp.ToolCalls {
+			r.Tools = append(r.Tools, c.Name)
+		}
+		add(resp.Text)
+	}
+	if kind == wire.KindGeneric {
+		return b.String()
+	}
+	msgs, _ := wire.Transcript(kind, i.Request.Path, i.Request.Body)
+	for k := len(msgs) - 1; k >= 0; k-- {
+		m := msgs[k]
+		if r.Preview == "" && m.Role == "user" {
+			r.Preview = shorten(strings.Join(strings.Fields(m.Text), " "), previewLen)
+		}
+		add(m.Text)
+		for _, c := range m.ToolCalls {
+			add(c.Name)
+		}
+		for _, res := range m.ToolResults {
+			add(res.Name)
+		}
+	}
+	return b.String()
 }
 
 // framing maps a cassette's framing name to wire's.
@@ -89,10 +134,12 @@ type tablePage struct {
 	// none.
 	Cassettes []string
 	Picking   bool
-	Name      string // the chosen cassette's name
-	Q         string
-	Count     uint64
-	Rows      []row
+	// NoCassette is set when the Source serves scenarios and no cassette.
+	NoCassette bool
+	Name       string // the chosen cassette's name
+	Q          string
+	Count      uint64
+	Rows       []row
 	// Scanned is the range of ids read to fill Rows.
 	FirstScanned, LastScanned uint64
 	// Stopped is set when a filtered scan hit scanLimit before filling the
@@ -107,6 +154,10 @@ func (h *Handler) interactions(w http.ResponseWriter, r *http.Request) {
 	name := q.Get("cassette")
 	src := h.opts.Source
 	names, err := src.Cassettes(ctx)
+	if errors.Is(err, ErrNoCassette) {
+		h.render(w, r, http.StatusOK, "interactions", &page{Title: "Interactions", Nav: "interactions", Data: tablePage{NoCassette: true}})
+		return
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -155,14 +206,18 @@ func (h *Handler) fill(r *http.Request, p *tablePage, after, before uint64) erro
 	if back {
 		from = before - 1
 	}
-	scanned := 0
+	scanned, read := 0, 0
 	var more bool
 	err := h.opts.Source.Walk(r.Context(), p.Name, from, back, func(i *cassette.Interaction) (bool, error) {
-		if len(p.Rows) == pageSize || (len(f) > 0 && scanned == scanLimit) {
+		if len(p.Rows) == pageSize || (len(f) > 0 && (scanned == scanLimit || read >= scanBytes)) {
 			more = true
 			return false, nil
 		}
 		scanned++
+		read += len(i.Request.Body) + len(i.Response.Body)
+		for _, e := range i.Response.Events {
+			read += len(e.Data)
+		}
 		if p.FirstScanned == 0 {
 			p.FirstScanned = i.ID
 		}

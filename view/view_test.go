@@ -59,7 +59,8 @@ func TestPages(t *testing.T) {
 		{"/_llmproxy/ui/", 200, []string{"Interactions 1–8 of 8.", `<a href="/_llmproxy/ui/interactions/3">3</a>`, "lookup_population",
 			"anthropic-messages", "gemini", "ollama", "openai-responses", `class="badge ok"`, `name="q"`}},
 		{"/_llmproxy/ui/?q=anthropic", 200, []string{"1 match for “anthropic”", "/_llmproxy/ui/interactions/5"}},
-		{"/_llmproxy/ui/?q=stream+weather", 200, []string{"3 matches for", "/_llmproxy/ui/interactions/1", "/_llmproxy/ui/interactions/8"}},
+		// Interaction 5 streams an answer whose text names get_weather.
+		{"/_llmproxy/ui/?q=stream+weather", 200, []string{"4 matches for", "/_llmproxy/ui/interactions/1", "/_llmproxy/ui/interactions/5", "/_llmproxy/ui/interactions/8"}},
 		{"/_llmproxy/ui/?q=nothing-like-this", 200, []string{"0 matches for"}},
 		{"/_llmproxy/ui/interactions/1", 200, []string{
 			`<article class="msg user">`, "What&#39;s the weather in Paris?", `calls <code>weather</code>`,

@@ -291,7 +291,7 @@ func describeUnused(unused map[string][]cassette.Summary) string {
 	fmt.Fprintf(&b, "--fail-on-unused: %d interaction(s) never served:", n)
 	for _, name := range names {
 		for _, s := range unused[name] {
-			fmt.Fprintf(&b, "\n  %s: interaction %d %s %s", name, s.ID, s.Method, s.Path)
+			fmt.Fprintf(&b, "\n  %s: interaction %d %s %s", name, s.ID, s.Method, cassette.ProxyPath(s.Upstream, s.Path))
 		}
 	}
 	return b.String()

@@ -104,3 +104,79 @@ func TestViewProcess(t *testing.T) {
 		})
 	}
 }
+
+// TestViewPagesUnderEveryCommand opens every page of the web view under
+// every serving command: each answers with its content, never a 500, and
+// a page that has nothing to show says why.
+func TestViewPagesUnderEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	sample := filepath.Join(dir, "sample.cassette")
+	uitest.Cassette(t, sample)
+	fresh := filepath.Join(t.TempDir(), "fresh.cassette")
+	scenarioFile := "../../docs/scenarios/weather.yaml"
+	// with is what a page shows under a command that serves a cassette;
+	// without what it shows under one that serves only a scenario.
+	type page struct{ path, with, without string }
+	pages := []page{
+		{"/_llmproxy/ui/", "lookup_population", "serves scenarios, no cassette"},
+		{"/_llmproxy/ui/log", "Nothing served yet", "Nothing served yet"},
+		{"/_llmproxy/ui/presets", "Arguments schema", "Arguments schema"},
+		{"/_llmproxy/ui/scenario", "This process serves no scenario", "<code>ask</code>"},
+	}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		scenario bool   // serves a scenario, no cassette
+		query    string // the ?cassette= of a --cassette-dir server
+		empty    bool   // the cassette holds nothing yet
+	}{
+		{name: "record", args: []string{"record", "--cassette", fresh}, empty: true},
+		{name: "replay", args: []string{"replay", "--cassette", sample}},
+		{name: "auto", args: []string{"auto", "--cassette", sample}},
+		{name: "mock", args: []string{"mock", "--scenario", scenarioFile}, scenario: true},
+		{name: "view --cassette", args: []string{"view", "--cassette", sample}},
+		{name: "view --scenario", args: []string{"view", "--scenario", scenarioFile}, scenario: true},
+		{name: "replay --cassette-dir", args: []string{"replay", "--cassette-dir", dir}, query: "?cassette=sample"},
+		{name: "record --cassette-dir", args: []string{"record", "--cassette-dir", dir}, query: "?cassette=sample"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := serve(t, tc.args...)
+			if s.base == "" {
+				t.Fatalf("did not start: exit %d: %s", <-s.done, s.stderr)
+			}
+			check := func(path string, status int, want string) {
+				t.Helper()
+				resp, err := http.Get(s.base + path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != status || !strings.Contains(string(body), want) {
+					t.Errorf("%s: status %d, want %d with %q:\n%.1500s", path, resp.StatusCode, status, want, body)
+				}
+			}
+			for _, p := range pages {
+				want := p.with
+				switch {
+				case tc.scenario:
+					want = p.without
+				case tc.empty && p.path == "/_llmproxy/ui/":
+					want = "holds no interactions yet"
+				case tc.query != "" && p.path == "/_llmproxy/ui/":
+					want = `href="/_llmproxy/ui/?cassette=sample"`
+				}
+				check(p.path, http.StatusOK, want)
+			}
+			switch {
+			case tc.scenario:
+				check("/_llmproxy/ui/interactions/1", http.StatusNotFound, "serves scenarios, no cassette")
+			case tc.empty:
+				check("/_llmproxy/ui/interactions/1", http.StatusNotFound, "interaction 1")
+			default:
+				check("/_llmproxy/ui/"+tc.query, http.StatusOK, "lookup_population")
+				check("/_llmproxy/ui/interactions/3"+tc.query, http.StatusOK, "Can the country of Crumpet have dragons?")
+			}
+		})
+	}
+}
