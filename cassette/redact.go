@@ -113,7 +113,7 @@ func ResponseHeaders(h http.Header) http.Header {
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
 		switch {
-		case hop.IsHeader(k) || contains(droppedResponseHeaders, k):
+		case neverServed(k):
 			continue
 		case containsFold(DefaultSecretHeaders, k):
 			out[k] = []string{Redacted}
@@ -123,6 +123,12 @@ func ResponseHeaders(h http.Header) http.Header {
 	}
 	return out
 }
+
+// neverServed reports whether a response header, in canonical form, is
+// neither recorded nor served from a recording: the hop-by-hop headers, the
+// framing headers replay computes itself, and cookies. A cassette written
+// by hand or by an older llmproxy may hold one; serving skips it.
+func neverServed(k string) bool { return hop.IsHeader(k) || contains(droppedResponseHeaders, k) }
 
 // redactValues returns header values with key-shaped strings replaced: a
 // copy when one is, else vs itself, its capacity cut to its length so that

@@ -46,6 +46,30 @@ func (s *Server) browserGuard(next http.Handler) http.Handler {
 	})
 }
 
+// The headers every answer to a proxied request carries: the answer is an
+// upstream's, a recording's or a scenario's, never the proxy's own page, so
+// a browser must neither run it as the proxy's origin (where /_llmproxy/
+// is) nor guess its type. The slices are shared by every response and
+// never changed in place (their capacity is their length).
+var (
+	sandboxPolicy = []string{"sandbox"}
+	noSniff       = []string{"nosniff"}
+)
+
+// sandbox sets Content-Security-Policy: sandbox and X-Content-Type-Options:
+// nosniff in h, without allocating. A policy h already holds (the
+// upstream's or the recording's own) is kept beside it, since a browser
+// enforces every policy it is given.
+func sandbox(h http.Header) {
+	h["X-Content-Type-Options"] = noSniff
+	switch csp := h["Content-Security-Policy"]; {
+	case len(csp) == 0:
+		h["Content-Security-Policy"] = sandboxPolicy
+	case !slices.Contains(csp, sandboxPolicy[0]):
+		h["Content-Security-Policy"] = append(csp[:len(csp):len(csp)], sandboxPolicy[0])
+	}
+}
+
 // isReserved reports whether a decoded path is under the proxy's own prefix.
 func isReserved(path string) bool {
 	return path == reservedPrefix || strings.HasPrefix(path, reservedPrefix+"/")

@@ -268,6 +268,7 @@ func (s *Server) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	for k, vs := range written.Header {
 		h[k] = append([]string(nil), vs...)
 	}
+	sandbox(h)
 	var settled func()
 	defer func() {
 		if settled != nil {
