@@ -70,11 +70,6 @@ func sandbox(h http.Header) {
 	}
 }
 
-// isReserved reports whether a decoded path is under the proxy's own prefix.
-func isReserved(path string) bool {
-	return path == reservedPrefix || strings.HasPrefix(path, reservedPrefix+"/")
-}
-
 // allowedOrigin reports whether a browser origin is loopback or listed.
 func (s *Server) allowedOrigin(origin string) bool {
 	o := strings.TrimSuffix(strings.ToLower(origin), "/")

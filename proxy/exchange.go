@@ -53,6 +53,11 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := s.route(r)
+	if !rt.unprefixed && (isReserved(rt.path) || escapesReserved(rt.path)) {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: the path "+r.URL.EscapedPath()+
+			" would reach upstream "+rt.name+" as "+rt.path+", under the reserved prefix /_llmproxy/; it is never forwarded")
+		return
+	}
 	kind := wire.Detect(r.Method, rt.path)
 	var t *tape
 	releaseTape := func() {}
