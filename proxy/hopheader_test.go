@@ -52,14 +52,14 @@ func TestProxyAuthorizationNeverForwarded(t *testing.T) {
 		t.Run(mode.String(), func(t *testing.T) {
 			up := newHeaderUpstream(t)
 			h := startProxy(t, mode, cassettePath(t), up.srv.URL)
-			body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
 			for _, conn := range []string{"", "keep-alive"} {
+				body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi ` + conn + `"}]}` // two requests, so auto records both
 				headers := []string{"Authorization", "Bearer sk-upstream", "Proxy-Authorization", "Basic " + canary + "-proxy",
 					"Proxy-Authenticate", "Basic realm=" + canary}
 				if conn != "" {
 					headers = append(headers, "Connection", conn)
 				}
-				if got := send(t, h.URL(), "/v1/chat/completions", body+strings.Repeat(" ", len(conn)), headers...); got.status != 200 {
+				if got := send(t, h.URL(), "/v1/chat/completions", body, headers...); got.status != 200 {
 					t.Fatalf("status %d: %s", got.status, got.body)
 				}
 			}
