@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/llmproxy/llmproxy/internal/hop"
+	"github.com/llmproxy/llmproxy/internal/query"
 )
 
 // Redacted replaces a secret's value.
@@ -26,9 +27,10 @@ var DefaultSecretHeaders = []string{
 	"OpenAI-Organization", "OpenAI-Project", "Anthropic-Api-Key", "Ocp-Apim-Subscription-Key",
 }
 
-// DefaultSecretQuery are the query parameters that carry credentials. Names
-// are compared without regard to case, and a query is split at '&' and
-// at ';' (some servers take either).
+// DefaultSecretQuery are the query parameters that carry credentials. A
+// query is read as internal/query reads it — split at '&' and at ';',
+// names unescaped and compared without regard to case — here and in
+// matching, which never compares these parameters.
 var DefaultSecretQuery = []string{"key", "api_key", "access_token"}
 
 // droppedRequestHeaders describe the connection, not the request, besides
@@ -43,7 +45,7 @@ var droppedResponseHeaders = []string{"Content-Length", "Content-Encoding", "Set
 // build one with NewRedactor.
 type Redactor struct {
 	headers   map[string]bool // canonical names, request side
-	query     map[string]bool
+	query     []string        // secret query names (see internal/query)
 	bodyPaths []string
 }
 
@@ -51,16 +53,13 @@ type Redactor struct {
 // header names and gjson body paths given. A body path that is not a valid
 // sjson path is an error naming it.
 func NewRedactor(extraHeaders, bodyPaths []string) (*Redactor, error) {
-	r := &Redactor{headers: map[string]bool{}, query: map[string]bool{}}
+	r := &Redactor{headers: map[string]bool{}, query: DefaultSecretQuery}
 	for _, h := range append(append([]string{}, DefaultSecretHeaders...), extraHeaders...) {
 		h = strings.TrimSpace(h)
 		if h == "" {
 			return nil, fmt.Errorf("redact header: empty name")
 		}
 		r.headers[http.CanonicalHeaderKey(h)] = true
-	}
-	for _, q := range DefaultSecretQuery {
-		r.query[strings.ToLower(q)] = true
 	}
 	for _, p := range bodyPaths {
 		if _, err := sjson.SetBytes([]byte(`{}`), p, Redacted); err != nil || strings.TrimSpace(p) == "" {
@@ -113,7 +112,7 @@ func ResponseHeaders(h http.Header) http.Header {
 	for k, vs := range h {
 		k = http.CanonicalHeaderKey(k)
 		switch {
-		case hop.IsHeader(k) || contains(droppedResponseHeaders, k):
+		case neverServed(k):
 			continue
 		case containsFold(DefaultSecretHeaders, k):
 			out[k] = []string{Redacted}
@@ -123,6 +122,12 @@ func ResponseHeaders(h http.Header) http.Header {
 	}
 	return out
 }
+
+// neverServed reports whether a response header, in canonical form, is
+// neither recorded nor served from a recording: the hop-by-hop headers, the
+// framing headers replay computes itself, and cookies. A cassette written
+// by hand or by an older llmproxy may hold one; serving skips it.
+func neverServed(k string) bool { return hop.IsHeader(k) || contains(droppedResponseHeaders, k) }
 
 // redactValues returns header values with key-shaped strings replaced: a
 // copy when one is, else vs itself, its capacity cut to its length so that
@@ -174,16 +179,11 @@ func (r *Redactor) Query(raw string) string {
 	var b strings.Builder
 	for raw != "" {
 		var p string
-		sep := strings.IndexAny(raw, "&;")
-		if sep < 0 {
-			p, raw = raw, ""
-		} else {
-			p, raw = raw[:sep], raw[sep:]
-		}
+		var sep byte
+		p, sep, raw = query.Cut(raw)
 		b.WriteString(r.param(p))
-		if raw != "" {
-			b.WriteByte(raw[0])
-			raw = raw[1:]
+		if sep != 0 {
+			b.WriteByte(sep)
 		}
 	}
 	return b.String()
@@ -191,19 +191,13 @@ func (r *Redactor) Query(raw string) string {
 
 // param redacts one name=value pair of a query.
 func (r *Redactor) param(p string) string {
-	name, value, hasValue := strings.Cut(p, "=")
-	if un, err := url.QueryUnescape(name); err == nil {
-		name = un
-	}
-	if r.query[strings.ToLower(name)] {
+	name, un := query.Param(p)
+	if query.Named(name, r.query) {
 		return url.QueryEscape(name) + "=" + Redacted
 	}
+	_, value, hasValue := strings.Cut(p, "=")
 	if !hasValue {
 		return RedactKeysString(p)
-	}
-	un, err := url.QueryUnescape(value)
-	if err != nil {
-		un = value
 	}
 	if red := RedactKeysString(un); red != un {
 		return p[:len(p)-len(value)] + url.QueryEscape(red)

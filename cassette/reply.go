@@ -96,11 +96,13 @@ func (r *Reply) Streamed() bool { return r.framing != "" }
 // Framing is the stored framing name, "" for a response not streamed.
 func (r *Reply) Framing() string { return r.framing }
 
-// SetHeaders sets each recorded header in h, replacing what h holds under
-// that name, and, for a response not streamed, Content-Length, the length
-// of its body (a recording holds no framing header of its own). It costs
-// two allocations however many headers there are: the names and values are
-// parts of one string, the value lists parts of one slice.
+// SetHeaders sets each recorded header in h under its canonical name,
+// replacing what h holds under that name, and, for a response not
+// streamed, Content-Length, the length of its body. Headers that are never
+// recorded (hop-by-hop, framing, Set-Cookie; see ResponseHeaders) are
+// skipped in any spelling, should a crafted or old cassette hold one. It
+// costs two allocations however many headers there are: the names and
+// values are parts of one string, the value lists parts of one slice.
 func (r *Reply) SetHeaders(h http.Header) {
 	var digits [20]byte
 	var length []byte // Content-Length's value, nil for a stream
@@ -120,12 +122,15 @@ func (r *Reply) SetHeaders(h http.Header) {
 	vs := make([]string, values, values+1)
 	rd = reader{b: r.headers}
 	for range rd.count() {
-		k := rd.strOf(all)
+		k := http.CanonicalHeaderKey(rd.strOf(all)) // no allocation when it is canonical, as recorded
 		m := rd.count()
 		for j := range m {
 			vs[j] = rd.strOf(all)
 		}
-		h[k], vs = vs[:m:m], vs[m:]
+		if !neverServed(k) {
+			h[k] = vs[:m:m]
+		}
+		vs = vs[m:]
 	}
 	if length != nil {
 		h["Content-Length"] = append(vs, all[:len(length)])[:1:1]

@@ -2,8 +2,6 @@ package match
 
 import (
 	"fmt"
-	"net/http"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -107,48 +105,6 @@ func (d *differ) add(x Difference) {
 		}
 		d.out = append(d.out, x)
 	}
-}
-
-func (m *Matcher) diffQuery(d *differ, got, want string) {
-	if m.canonQuery(got) == m.canonQuery(want) {
-		return
-	}
-	gv, _ := parseQuery(got)
-	wv, _ := parseQuery(want)
-	names := map[string]bool{}
-	for k := range gv {
-		names[k] = true
-	}
-	for k := range wv {
-		names[k] = true
-	}
-	sorted := make([]string, 0, len(names))
-	for k := range names {
-		if !m.ignoreQuery[k] {
-			sorted = append(sorted, k)
-		}
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
-		g, w := gv[k], wv[k]
-		sort.Strings(g)
-		sort.Strings(w)
-		if strings.Join(g, "&") != strings.Join(w, "&") {
-			d.add(Difference{Path: "query." + k, Got: orAbsent(g), Want: orAbsent(w)})
-		}
-	}
-}
-
-func parseQuery(raw string) (map[string][]string, error) {
-	out := map[string][]string{}
-	req, err := http.NewRequest("GET", "http://x/?"+raw, nil)
-	if err != nil {
-		return out, err
-	}
-	for k, v := range req.URL.Query() {
-		out[k] = v
-	}
-	return out, nil
 }
 
 func orAbsent(v []string) string {

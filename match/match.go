@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -42,7 +41,8 @@ type Rules struct {
 	// Headers lists request headers whose values must match.
 	Headers []string `json:"headers,omitempty"`
 	// SecretQuery lists query parameters that carry credentials; they are
-	// never compared.
+	// never compared. Names here and in IgnoreQuery are compared as the
+	// redactor compares them (see internal/query): unescaped, in any case.
 	SecretQuery []string `json:"secret_query,omitempty"`
 }
 
@@ -53,13 +53,15 @@ type Describer func(kind string, body []byte, path string) string
 // Matcher computes match keys and differences under a set of rules. It is
 // immutable and safe for concurrent use.
 type Matcher struct {
-	rules       Rules
-	all         jsonvalue.Ignore
-	byKind      map[string]jsonvalue.Ignore
-	ignoreQuery map[string]bool
-	headers     []string
-	describe    Describer
-	fingerprint string
+	rules  Rules
+	all    jsonvalue.Ignore
+	byKind map[string]jsonvalue.Ignore
+	// leftOutQuery are the query names never compared: ignored and
+	// secret ones (see internal/query).
+	leftOutQuery []string
+	headers      []string
+	describe     Describer
+	fingerprint  string
 	// alias names an upstream spelling compared as another (see WithAlias).
 	alias map[string]string
 }
@@ -67,7 +69,7 @@ type Matcher struct {
 // New compiles rules; describe may be nil. An unusable path is an error
 // wrapping ErrBadRule that names it.
 func New(r Rules, describe Describer) (*Matcher, error) {
-	m := &Matcher{rules: r, byKind: map[string]jsonvalue.Ignore{}, ignoreQuery: map[string]bool{}, describe: describe}
+	m := &Matcher{rules: r, byKind: map[string]jsonvalue.Ignore{}, describe: describe}
 	for _, p := range r.Ignore {
 		pp, ok := jsonvalue.ParsePattern(p)
 		if !ok {
@@ -86,9 +88,7 @@ func New(r Rules, describe Describer) (*Matcher, error) {
 		}
 		m.byKind[kind] = ig
 	}
-	for _, q := range append(append([]string{}, r.IgnoreQuery...), r.SecretQuery...) {
-		m.ignoreQuery[q] = true
-	}
+	m.leftOutQuery = append(append([]string{}, r.IgnoreQuery...), r.SecretQuery...)
 	for _, h := range r.Headers {
 		if strings.TrimSpace(h) == "" {
 			return nil, fmt.Errorf("match header: empty name: %w", ErrBadRule)
@@ -259,83 +259,6 @@ func (m *Matcher) appendCanonical(b []byte, r *Request) ([]byte, error) {
 		return b, fmt.Errorf("%s %s: body: %w", r.Method, r.Path, err)
 	}
 	return b, nil
-}
-
-// appendQuery appends canonQuery(raw) to b. A query of at most
-// maxQuickQueryParams parameters with no escape and no ';' is sorted in
-// place, without the map and the strings canonQuery builds.
-func (m *Matcher) appendQuery(b []byte, raw string) []byte {
-	if raw == "" {
-		return b
-	}
-	if strings.ContainsAny(raw, "%+;") || strings.Count(raw, "&") >= maxQuickQueryParams {
-		return append(b, m.canonQuery(raw)...)
-	}
-	// Unescaping such a query changes nothing and cannot fail (nor can its
-	// parsing, short of a GODEBUG urlmaxqueryparams below 16), and sorting
-	// its parameters by name then value is sorting the names, then each
-	// name's values.
-	var buf [maxQuickQueryParams][2]string
-	ps := buf[:0]
-	for rest := raw; rest != ""; {
-		var p string
-		p, rest, _ = strings.Cut(rest, "&")
-		if p == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(p, "=")
-		if !m.ignoreQuery[k] {
-			ps = append(ps, [2]string{k, v})
-		}
-	}
-	for i := 1; i < len(ps); i++ {
-		for j := i; j > 0 && (ps[j][0] < ps[j-1][0] || ps[j][0] == ps[j-1][0] && ps[j][1] < ps[j-1][1]); j-- {
-			ps[j], ps[j-1] = ps[j-1], ps[j]
-		}
-	}
-	for i, p := range ps {
-		if i > 0 {
-			b = append(b, '&')
-		}
-		b = append(b, url.QueryEscape(p[0])...)
-		b = append(b, '=')
-		b = append(b, url.QueryEscape(p[1])...)
-	}
-	return b
-}
-
-// maxQuickQueryParams bounds the queries appendQuery sorts in place.
-const maxQuickQueryParams = 16
-
-func (m *Matcher) canonQuery(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	vals, err := url.ParseQuery(raw)
-	if err != nil {
-		return raw
-	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		if !m.ignoreQuery[k] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		vs := append([]string(nil), vals[k]...)
-		sort.Strings(vs)
-		for _, v := range vs {
-			if b.Len() > 0 {
-				b.WriteByte('&')
-			}
-			b.WriteString(url.QueryEscape(k))
-			b.WriteByte('=')
-			b.WriteString(url.QueryEscape(v))
-		}
-	}
-	return b.String()
 }
 
 // Key returns the match key of a request: equal keys mean matching requests.

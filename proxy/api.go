@@ -39,11 +39,15 @@ func apiError(w http.ResponseWriter, status int, typ, msg string) {
 
 func (s *Server) adminAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !view.Authorized(r, s.cfg.AdminToken) {
+		switch access, wait := s.ui.Access(r); access {
+		case view.Granted:
+			next.ServeHTTP(w, r)
+		case view.Throttled:
+			w.Header().Set("Retry-After", view.RetryAfter(wait))
+			apiError(w, http.StatusTooManyRequests, "too_many_attempts", "llmproxy: too many wrong admin tokens from this address; retry after "+view.RetryAfter(wait)+" s")
+		default:
 			apiError(w, http.StatusUnauthorized, "unauthorized", "llmproxy: /_llmproxy/ needs Authorization: Bearer <admin token> (--admin-token)")
-			return
 		}
-		next.ServeHTTP(w, r)
 	})
 }
 

@@ -326,7 +326,7 @@ func rawCassetteRequest(t *testing.T, base, name string) (int, []byte) {
 	}
 	defer conn.Close()
 	body := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}`
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: llm.test\r\nConnection: close\r\nContent-Type: application/json\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
 		proxy.CassetteHeader, name, len(body), body)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

@@ -15,9 +15,11 @@ const corsMaxAge = "600"
 // browser request (one with an Origin header) whose origin is neither
 // loopback nor listed in Config.AllowOrigins is refused with 403, so a web
 // page cannot make the proxy record, replay or answer for it; and, without
-// an admin token, the API (and anything else under /_llmproxy/) answers
-// only a Host that is a loopback name or the listener's own address, so a
-// DNS-rebound page cannot read it. Allowed origins get CORS answers: the
+// an admin token, every route — the API and the proxied ones alike —
+// answers only a Host that is a loopback name or the listener's own
+// address, so a DNS-rebound page can read neither the API nor a replayed
+// answer. (Without a token the listener is loopback, so every client that
+// can connect may name it so.) Allowed origins get CORS answers: the
 // proxy answers their preflights itself, and sets Access-Control-Allow-Origin
 // (over any the upstream or the recording sent), Vary: Origin and the
 // exposed headers on every response.
@@ -29,9 +31,12 @@ func (s *Server) browserGuard(next http.Handler) http.Handler {
 				" is refused: only loopback origins (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) and those listed by --allow-origin may call the proxy")
 			return
 		}
-		if s.cfg.AdminToken == "" && isReserved(r.URL.Path) && !s.allowedHost(r) {
+		if s.cfg.AdminToken == "" && !s.allowedHost(r) {
+			if !isReserved(r.URL.Path) {
+				sandbox(w.Header())
+			}
 			apiError(w, http.StatusForbidden, "forbidden", "llmproxy: Host "+r.Host+
-				" is refused: without --admin-token, /_llmproxy/ answers only a loopback Host (localhost, 127.0.0.1, [::1]) or the listener's own address")
+				" is refused: without --admin-token, the proxy answers only a loopback Host (localhost, 127.0.0.1, [::1]) or the listener's own address")
 			return
 		}
 		if !browser {
@@ -46,9 +51,28 @@ func (s *Server) browserGuard(next http.Handler) http.Handler {
 	})
 }
 
-// isReserved reports whether a decoded path is under the proxy's own prefix.
-func isReserved(path string) bool {
-	return path == reservedPrefix || strings.HasPrefix(path, reservedPrefix+"/")
+// The headers every answer to a proxied request carries: the answer is an
+// upstream's, a recording's or a scenario's, never the proxy's own page, so
+// a browser must neither run it as the proxy's origin (where /_llmproxy/
+// is) nor guess its type. The slices are shared by every response and
+// never changed in place (their capacity is their length).
+var (
+	sandboxPolicy = []string{"sandbox"}
+	noSniff       = []string{"nosniff"}
+)
+
+// sandbox sets Content-Security-Policy: sandbox and X-Content-Type-Options:
+// nosniff in h, without allocating. A policy h already holds (the
+// upstream's or the recording's own) is kept beside it, since a browser
+// enforces every policy it is given.
+func sandbox(h http.Header) {
+	h["X-Content-Type-Options"] = noSniff
+	switch csp := h["Content-Security-Policy"]; {
+	case len(csp) == 0:
+		h["Content-Security-Policy"] = sandboxPolicy
+	case !slices.Contains(csp, sandboxPolicy[0]):
+		h["Content-Security-Policy"] = append(csp[:len(csp):len(csp)], sandboxPolicy[0])
+	}
 }
 
 // allowedOrigin reports whether a browser origin is loopback or listed.
@@ -67,10 +91,13 @@ func (s *Server) allowedOrigin(origin string) bool {
 }
 
 // allowedHost reports whether a request's Host is a loopback name or the
-// address of the listener it came in on.
+// address of the listener it came in on. A request that came in on no
+// listener (handed to ServeHTTP in process, by a test or a benchmark) is
+// allowed: no browser reached it, so nothing was rebound.
 func (s *Server) allowedHost(r *http.Request) bool {
-	if r.Host == "" {
-		return true // no browser sends this; nothing was rebound
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if r.Host == "" || !ok {
+		return true // no browser sends an empty Host
 	}
 	host := r.Host
 	if h, _, err := net.SplitHostPort(r.Host); err == nil {
@@ -80,12 +107,8 @@ func (s *Server) allowedHost(r *http.Request) bool {
 	if isLoopbackName(host) {
 		return true
 	}
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if h, _, err := net.SplitHostPort(a.String()); err == nil && strings.EqualFold(strings.Trim(h, "[]"), host) {
-			return true
-		}
-	}
-	return false
+	h, _, err := net.SplitHostPort(a.String())
+	return err == nil && strings.EqualFold(strings.Trim(h, "[]"), host)
 }
 
 // isLoopbackName reports whether a host name or IP is loopback.

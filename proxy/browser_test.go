@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,12 +36,16 @@ func TestHostAndOriginChecks(t *testing.T) {
 		{"api allowed origin", "GET", "/_llmproxy/health", "", "https://app.example.test", "", 200, ""},
 		{"proxied foreign origin text/plain", "POST", "/v1/chat/completions", "", "http://evil.example", chat, 403, "--allow-origin"},
 		{"proxied null origin", "POST", "/v1/chat/completions", "", "null", chat, 403, "Origin"},
-		{"proxied foreign host is fine", "POST", "/v1/chat/completions", "evil.example", "", chat, 200, ""},
+		{"proxied rebinding host", "POST", "/v1/chat/completions", "evil.example", "", chat, 403, "Host"},
+		{"proxied GET rebinding host", "GET", "/v1/models", "evil.example:7878", "", "", 403, "--admin-token"},
+		{"proxied localhost host", "POST", "/v1/chat/completions", "localhost:7878", "", chat, 200, ""},
 		{"proxied loopback origin", "POST", "/v1/chat/completions", "", "http://127.0.0.1:5173", chat, 200, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			// As the listener on 127.0.0.1:7878 hands it over.
+			req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 7878}))
 			req.RemoteAddr = "127.0.0.1:5555"
 			req.Host = "127.0.0.1:7878"
 			if tc.host != "" {
@@ -67,7 +73,7 @@ func TestHostAndOriginChecks(t *testing.T) {
 			}
 		})
 	}
-	// Only the two allowed proxied POSTs and the foreign-Host one were recorded.
+	// Only the two allowed proxied POSTs were recorded.
 	h.p.Close() // writes what is behind
 	n := 0
 	h.c.ForEach(func(*cassette.Interaction) error { n++; return nil })
@@ -101,5 +107,82 @@ func TestCORSPreflight(t *testing.T) {
 		if rec.Code != http.StatusForbidden || rec.Header().Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("foreign preflight %s: %d %v", path, rec.Code, rec.Header())
 		}
+	}
+}
+
+// TestProxiedRoutesHostRule: without --admin-token every proxied route
+// (replay's GETs above all: a DNS-rebound page could read them) answers only
+// a loopback Host or the listener's own address, as the API does; with a
+// token the Host is not checked on proxied routes, which never needed the
+// token.
+func TestProxiedRoutesHostRule(t *testing.T) {
+	up := newHeaderUpstream(t)
+	for _, tc := range []struct {
+		token, host string
+		want        int
+	}{
+		{"", "", 200}, // the listener's own address, as httptest's client sends it
+		{"", "localhost", 200},
+		{"", "app.localhost:1", 200},
+		{"", "127.0.0.2", 200},
+		{"", "[::1]:7878", 200},
+		{"", "evil.example", 403},
+		{"", "evil.example:7878", 403},
+		{"", "10.0.0.1", 403},
+		{"adm", "evil.example", 200},
+	} {
+		h := startProxy(t, proxy.ModeRecord, cassettePath(t), up.srv.URL, func(c *proxy.Config) { c.AdminToken = tc.token })
+		req, _ := http.NewRequest(http.MethodGet, h.URL()+"/v1/models", nil)
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("token %q, Host %q: %d, want %d", tc.token, tc.host, resp.StatusCode, tc.want)
+		}
+	}
+}
+
+// TestWrongAdminTokensWait: a client that sends a wrong admin token more
+// than a few times is answered 429 with Retry-After on the API, its right
+// token included, without the token being looked at; another client
+// address is not held back, and the proxied routes, which need no token,
+// still answer it.
+func TestWrongAdminTokensWait(t *testing.T) {
+	up := newHeaderUpstream(t)
+	h := startProxy(t, proxy.ModeRecord, cassettePath(t), up.srv.URL, func(c *proxy.Config) { c.AdminToken = "adm-" + canary })
+	api := func(remote, token string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/_llmproxy/health", nil)
+		req.RemoteAddr = remote
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		h.p.ServeHTTP(rec, req)
+		return rec
+	}
+	for n := range 6 {
+		if rec := api("192.0.2.7:4000", "wrong"); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d, want 401", n+1, rec.Code)
+		}
+	}
+	for _, token := range []string{"wrong", "adm-" + canary} {
+		rec := api("192.0.2.7:4001", token)
+		if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+			t.Errorf("token %q while waiting: %d, Retry-After %q; want 429 after 1 s", token, rec.Code, rec.Header().Get("Retry-After"))
+		}
+	}
+	if rec := api("192.0.2.8:4000", "adm-"+canary); rec.Code != 200 {
+		t.Errorf("another client with the token: %d, want 200", rec.Code)
+	}
+	req := httptest.NewRequest(http.MethodGet, "/v1/models", nil)
+	req.RemoteAddr = "192.0.2.7:4002"
+	req.Host = "127.0.0.1"
+	rec := httptest.NewRecorder()
+	h.p.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("a proxied route from the waiting client: %d, want 200", rec.Code)
 	}
 }

@@ -161,7 +161,7 @@ func rawRequest(t *testing.T, base, target, header string) int {
 	if header != "" {
 		h = proxy.CassetteHeader + ": " + header + "\r\n"
 	}
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: llm\r\nConnection: close\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", target, h, len(body), body)
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n%sContent-Length: %d\r\n\r\n%s", target, h, len(body), body)
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -47,12 +47,18 @@ func (x *exchange) logArgs(more ...any) []any {
 // key, and records, replays or does either as the mode says.
 func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	sandbox(w.Header()) // every answer, errors and misses too
 	if escapesReserved(r.URL.EscapedPath()) {
 		apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: the path "+r.URL.EscapedPath()+
 			" is the reserved prefix /_llmproxy/ escaped; /_llmproxy/ is the proxy's own API, never forwarded, and is answered only unescaped")
 		return
 	}
 	rt := s.route(r)
+	if !rt.unprefixed && (isReserved(rt.path) || escapesReserved(rt.path)) {
+		apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: the path "+r.URL.EscapedPath()+
+			" would reach upstream "+rt.name+" as "+rt.path+", under the reserved prefix /_llmproxy/; it is never forwarded")
+		return
+	}
 	kind := wire.Detect(r.Method, rt.path)
 	var t *tape
 	releaseTape := func() {}

@@ -89,7 +89,7 @@ func TestSlowRequestBodyIsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"model\":")
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	got, err := io.ReadAll(conn)
 	if err != nil {
@@ -228,7 +228,7 @@ func TestMaxBodyTotal(t *testing.T) {
 	}
 	defer conn.Close()
 	body := chatAPI.body + pad
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:len(body)-1])
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:len(body)-1])
 	time.Sleep(300 * time.Millisecond)
 
 	got := send(t, h.URL(), chatAPI.path, chatAPI.body+pad)

@@ -279,6 +279,7 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	for k, vs := range written.Header {
 		h[k] = append([]string(nil), vs...)
 	}
+	sandbox(h)
 	var settled func()
 	defer func() {
 		if settled != nil {

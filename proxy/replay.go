@@ -155,6 +155,7 @@ func (s *Server) otherRecordings(x *exchange, auto bool) ([]uint64, error) {
 func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, last func()) bool {
 	ctx := x.req.Context()
 	rep.SetHeaders(w.Header()) // and Content-Length, for a body
+	sandbox(w.Header())        // over the recording's own
 	if !sleep(ctx, s.cfg.Latency) {
 		return false
 	}

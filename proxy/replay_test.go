@@ -201,7 +201,7 @@ func sendAndHangUp(t *testing.T, base, prompt string, events int) {
 		t.Fatal(err)
 	}
 	body := fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":%q}],"stream":true}`, prompt)
-	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: llm\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 	if events == 0 {
 		return
 	}

@@ -125,7 +125,7 @@ type Server struct {
 	redactor  *cassette.Redactor
 	transport http.RoundTripper
 	log       *slog.Logger
-	handler   http.Handler // the routes behind browserGuard
+	handler   http.Handler // the routes behind cleanPaths and browserGuard
 	journal   journal
 	tapes     *tapeSet
 	mock      *mocker // ModeMock only: serves every proxied request
@@ -160,7 +160,7 @@ func New(cfg Config) (*Server, error) {
 	if s.ui, err = s.newUI(); err != nil {
 		return nil, err
 	}
-	s.handler = s.browserGuard(s.dispatch(s.routes()))
+	s.handler = s.cleanPaths(s.browserGuard(s.dispatch(s.routes())))
 	return s, nil
 }
 
@@ -304,25 +304,4 @@ func (s *Server) dispatch(routes http.Handler) http.Handler {
 		}
 		routes.ServeHTTP(w, r)
 	})
-}
-
-// reservedPrefix is the path of the proxy's own API, never forwarded.
-const reservedPrefix = "/_llmproxy"
-
-// escapesReserved reports whether an escaped request path spells the
-// reserved prefix only once unescaped (once or more, as %5f, %2F or
-// %255f): such a path is neither forwarded nor taken for the API.
-func escapesReserved(escaped string) bool {
-	p := escaped
-	for range 4 {
-		u, err := url.PathUnescape(p)
-		if err != nil || u == p {
-			break
-		}
-		p = u
-		if p == reservedPrefix || strings.HasPrefix(p, reservedPrefix+"/") {
-			return true
-		}
-	}
-	return false
 }

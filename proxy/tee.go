@@ -70,14 +70,15 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 }
 
 // startResponse sends the client the upstream's status line and headers,
-// without the hop-by-hop headers and, for a body the proxy decodes,
-// without its Content-Encoding and Content-Length.
+// without the hop-by-hop headers, sandboxed (see sandbox) and, for a body
+// the proxy decodes, without its Content-Encoding and Content-Length.
 func startResponse(w http.ResponseWriter, resp *http.Response, decoded bool) *client {
 	h := w.Header()
 	for k, vs := range resp.Header {
 		h[k] = append([]string(nil), vs...)
 	}
 	hop.Remove(h)
+	sandbox(h)
 	if decoded {
 		h.Del("Content-Encoding")
 		h.Del("Content-Length")

@@ -1,47 +1,30 @@
 package view
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/hex"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
-// CookieName is the cookie that carries the admin token's proof once the
-// login form accepted it. It is sent to every /_llmproxy/ path, so the API
-// accepts it too (see Authorized).
+// CookieName is the cookie that carries a session's id once the login form
+// accepted the admin token. It is sent to every /_llmproxy/ path, so the
+// API accepts it too (see Handler.Access).
 const CookieName = "llmproxy_session"
 
 // cookiePath is where the browser sends the cookie: the view and the API.
 const cookiePath = "/_llmproxy/"
 
-// session is the cookie value for a token: an HMAC of a fixed label under
-// the token, so that the cookie jar never holds the token itself and one
-// token always gives the same cookie.
-func session(token string) string {
-	m := hmac.New(sha256.New, []byte(token))
-	m.Write([]byte("llmproxy view session v1"))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// Authorized reports whether a request carries the admin token: as
-// Authorization: Bearer TOKEN, or as the cookie the view's login form sets.
-// It compares in constant time. An empty token authorizes every request.
-func Authorized(r *http.Request, token string) bool {
-	if token == "" {
-		return true
-	}
-	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok &&
-		subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1 {
-		return true
-	}
-	c, err := r.Cookie(CookieName)
-	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(session(token))) == 1
-}
+// Access says what a request's credentials are worth against the admin
+// token: Granted for Authorization: Bearer TOKEN or the cookie of a live
+// session (and for every request when no token is set), Refused for none
+// or a wrong one, Throttled — with how long to wait — for a client address
+// that sent more than 5 wrong tokens lately (from 1 s, doubling at each
+// further one up to 5 min; 15 min without one forgets them). A session
+// lasts SessionLifetime or until sign-out. The API asks it as the view
+// does.
+func (h *Handler) Access(r *http.Request) (Access, time.Duration) { return h.gate.access(r) }
 
 // LocalHost reports whether a request's Host names a loopback address
 // ("localhost", a name under .localhost, 127.0.0.0/8, ::1) or the address
@@ -78,10 +61,18 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) bool {
 			"the listener's own address (Host "+r.Host+" is neither); set --admin-token to serve it to other names")
 		return false
 	}
-	if Authorized(r, h.opts.AdminToken) || strings.HasPrefix(r.URL.Path, Prefix+"static/") || r.URL.Path == Prefix+"login" {
+	if strings.HasPrefix(r.URL.Path, Prefix+"static/") || r.URL.Path == Prefix+"login" {
 		return true
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	access, wait := h.Access(r)
+	switch {
+	case access == Granted:
+		return true
+	case access == Throttled:
+		w.Header().Set("Retry-After", RetryAfter(wait))
+		h.problem(w, r, http.StatusTooManyRequests, "llmproxy: too many wrong admin tokens from this address; try again in "+RetryAfter(wait)+" s")
+		return false
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		h.problem(w, r, http.StatusUnauthorized, "llmproxy: the view needs the admin token (--admin-token)")
 		return false
 	}
@@ -118,22 +109,31 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	token, next := r.PostFormValue("token"), localNext(r.PostFormValue("next"))
-	if subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.AdminToken)) != 1 {
+	switch access, wait := h.gate.attempt(clientOf(r), h.gate.is(token)); access {
+	case Throttled:
+		w.Header().Set("Retry-After", RetryAfter(wait))
+		h.loginForm(w, r, http.StatusTooManyRequests, next, "Too many wrong tokens from this address: try again in "+RetryAfter(wait)+" s.")
+		return
+	case Refused:
 		h.loginForm(w, r, http.StatusUnauthorized, next, "That is not the admin token this llmproxy was started with.")
 		return
 	}
+	id, expires := h.gate.open()
 	http.SetCookie(w, &http.Cookie{
-		Name: CookieName, Value: session(h.opts.AdminToken), Path: cookiePath,
+		Name: CookieName, Value: id, Path: cookiePath, MaxAge: int(SessionLifetime / time.Second), Expires: expires,
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// logout clears the session cookie.
+// logout ends the session on the server and clears its cookie.
 func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r) {
 		h.problem(w, r, http.StatusForbidden, "llmproxy: the logout form was posted from another origin")
 		return
+	}
+	if c, err := r.Cookie(CookieName); err == nil {
+		h.gate.end(c.Value)
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: "", Path: cookiePath, MaxAge: -1,

@@ -51,6 +51,7 @@ type Handler struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 	log   *slog.Logger
+	gate  *gate // the admin token, its sessions and its waits
 
 	mu     sync.Mutex
 	closed chan struct{} // closed by Close
@@ -61,7 +62,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Source == nil {
 		return nil, errors.New("view: Options.Source is required")
 	}
-	h := &Handler{opts: opts, log: opts.Logger, closed: make(chan struct{})}
+	h := &Handler{opts: opts, log: opts.Logger, gate: newGate(opts.AdminToken), closed: make(chan struct{})}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -287,19 +287,22 @@ func TestToken(t *testing.T) {
 	}
 }
 
-func TestAuthorized(t *testing.T) {
+func TestAccess(t *testing.T) {
 	req := func(edit func(*http.Request)) *http.Request {
 		r, _ := http.NewRequest(http.MethodGet, "http://x/_llmproxy/log", nil)
+		r.RemoteAddr = "192.0.2.1:1234"
 		edit(r)
 		return r
 	}
-	if !view.Authorized(req(func(*http.Request) {}), "") {
+	_, open := serve(t, sampleSource(t), "")
+	if a, _ := open.Access(req(func(*http.Request) {})); a != view.Granted {
 		t.Error("no token: a request is refused")
 	}
-	if view.Authorized(req(func(*http.Request) {}), "t") {
-		t.Error("a request without the token is authorized")
+	_, h := serve(t, sampleSource(t), "t")
+	if a, _ := h.Access(req(func(*http.Request) {})); a != view.Refused {
+		t.Error("a request without the token is not refused")
 	}
-	if !view.Authorized(req(func(r *http.Request) { r.Header.Set("Authorization", "Bearer t") }), "t") {
+	if a, _ := h.Access(req(func(r *http.Request) { r.Header.Set("Authorization", "Bearer t") })); a != view.Granted {
 		t.Error("Bearer token refused")
 	}
 }

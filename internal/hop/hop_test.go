@@ -10,8 +10,8 @@ import (
 
 func TestRemove(t *testing.T) {
 	h := http.Header{}
-	for _, k := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Te",
-		"Trailer", "Transfer-Encoding", "Upgrade", "Content-Type", "Content-Length", "X-Request-Id"} {
+	for _, k := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Type", "Content-Length", "X-Request-Id"} {
 		h.Set(k, "v")
 	}
 	hop.Remove(h)
@@ -23,7 +23,7 @@ func TestRemove(t *testing.T) {
 
 func TestIsHeader(t *testing.T) {
 	for name, want := range map[string]bool{
-		"Transfer-Encoding": true, "Upgrade": true, "Content-Encoding": false, "Authorization": false,
+		"Transfer-Encoding": true, "Upgrade": true, "Proxy-Authorization": true, "Content-Encoding": false, "Authorization": false,
 		"transfer-encoding": false, // not canonical
 	} {
 		if got := hop.IsHeader(name); got != want {
