@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/store"
 	"github.com/llmproxy/llmproxy/wire"
@@ -211,16 +210,11 @@ func craft(t *testing.T, path string, is ...*cassette.Interaction) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := cassette.NewRedactor(nil, nil)
+	x, err := cassette.DefaultIndexer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := proxy.NewMatcher(match.Rules{}, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m = proxy.DefaultRouteMatcher(m)
-	if err := c.Replace(&cassette.Contents{Meta: store.Meta{IndexRules: m.Fingerprint()}, Interactions: is}, proxy.Keys(m)); err != nil {
+	if err := c.Replace(&cassette.Contents{Meta: store.Meta{IndexRules: x.Fingerprint()}, Interactions: is}, x.Keys); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Close(); err != nil {
