@@ -24,11 +24,12 @@ type repeatable interface{ isRepeatable() }
 func (l *listFlag) isRepeatable() {}
 
 // newFlagSet returns the FlagSet of `llmproxy name`. It reports errors
-// instead of exiting, and its help (-h, --help) starts with the command's
+// instead of exiting, and its help (-h, --help), written to help (stdout:
+// help asked for is the command's output), starts with the command's
 // one-sentence summary and lists the command's own flags only.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(name string, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("llmproxy "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help)
 	fs.Usage = func() { printHelp(fs.Output(), name, fs) }
 	return fs
 }

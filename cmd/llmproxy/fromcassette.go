@@ -86,11 +86,11 @@ type cassetteConv struct {
 // runScenarioFromCassette writes a scenario that answers a cassette's
 // recorded conversations as they were answered.
 func runScenarioFromCassette(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scenario from-cassette", stderr)
+	fs := newFlagSet("scenario from-cassette", stdout)
 	path := fs.String("cassette", "", "cassette `file` to convert")
 	out := fs.String("out", "", "scenario `file` to write (default: stdout)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
+		fmt.Fprintf(stdout, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
 	}
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err

@@ -30,8 +30,8 @@ type mockConfig struct {
 	fromEnv         map[string]string
 }
 
-func (c *mockConfig) flags(stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("mock", stderr)
+func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
+	fs := newFlagSet("mock", help)
 	fs.Var(&c.scenarios, "scenario", "scenario `file` (YAML or JSON) to serve (repeatable; X-Llmproxy-Scenario picks one per request)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.StringVar(&c.pace, "pace", "scripted", "`timing`: scripted (the scenario's delays and stream intervals) or instant (none)")
@@ -62,7 +62,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err != nil {
 		return err
 	}
-	fs := c.flags(stderr)
+	fs := c.flags(stdout)
 	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
 		return err
 	}

@@ -57,8 +57,8 @@ type serveConfig struct {
 // flags returns the FlagSet of c.mode's command: the flags every serving
 // command takes, the upstream timeout where requests are forwarded (record,
 // auto), and the replay flags where recordings are served (replay, auto).
-func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet(name, stderr)
+func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
+	fs := newFlagSet(name, help)
 	fs.StringVar(&c.cassette, "cassette", "", "cassette `file`")
 	fs.StringVar(&c.cassetteDir, "cassette-dir", "", "`dir`ectory of cassettes chosen per request by the X-Llmproxy-Cassette header")
 	fs.IntVar(&c.maxOpen, "max-open-cassettes", proxy.DefaultMaxOpenCassettes, "with --cassette-dir, how many cassettes stay open (the least recently used is closed, and reopened on demand)")
@@ -132,7 +132,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	fs := c.flags(name, stderr)
+	fs := c.flags(name, stdout)
 	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
 		return err
 	}
