@@ -133,7 +133,8 @@ func parseFlagsFrom(fs *flag.FlagSet, args []string, getenv func(string) string)
 // a flag this one does not, and where the command's help is.
 func flagError(fs *flag.FlagSet, err error) error {
 	name := commandOf(fs)
-	msg := err.Error()
+	// The flag package names a flag with one dash; llmproxy's are spelt --.
+	msg := strings.Replace(err.Error(), " for flag -", " for flag --", 1)
 	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		if owners := commandsWithFlag(f, name); len(owners) > 0 {
 			msg = fmt.Sprintf("--%s is not a flag of %s (%s take it)", f, name, strings.Join(owners, " and "))

@@ -37,7 +37,7 @@ func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.pace, "pace", "scripted", "`timing`: scripted (the scenario's delays and stream intervals) or instant (none)")
 	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the steps no conversation reached")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
-	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
+	sizeVar(fs, &c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body, a `size` in bytes or with a unit: KB, MB, GB (1000s), KiB, MiB, GiB (1024s) (over it: 413)")
 	c.logs.register(fs)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
@@ -87,7 +87,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		return usagef("%s %q: want scripted or instant", c.source("pace"), c.pace)
 	}
 	if c.maxBody <= 0 {
-		return usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+		return usagef("%s %s: must be positive", c.source("max-body"), formatSize(c.maxBody))
 	}
 	if c.readTimeout <= 0 {
 		return usagef("%s %s: must be positive", c.source("read-timeout"), c.readTimeout)

@@ -66,8 +66,8 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 	fs.Var(&c.upstreams, "upstream", "default upstream `URL`, or NAME=URL to add or override a named one (repeatable)")
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
 	fs.StringVar(&c.rules, "rules", "", "JSON `file` of match rules: ignore, ignore_by_kind, ignore_query, headers (merged with --ignore)")
-	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
-	fs.Int64Var(&c.maxBodyTotal, "max-body-total", 0, "largest total of request bodies in flight in `bytes`, 0 for 4 × --max-body (over it: 503)")
+	sizeVar(fs, &c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body, a `size` in bytes or with a unit: KB, MB, GB (1000s), KiB, MiB, GiB (1024s) (over it: 413)")
+	sizeVar(fs, &c.maxBodyTotal, "max-body-total", 0, "largest total of request bodies in flight, a `size`, 0 for 4 × --max-body (over it: 503)")
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
@@ -83,7 +83,7 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
-		fs.Int64Var(&c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, in `bytes` (over it: the response is cut, nothing recorded)")
+		sizeVar(fs, &c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, a `size` (over it: the response is cut, nothing recorded)")
 	}
 	if c.mode != proxy.ModeRecord {
 		fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "`policy` when a request's recordings are used up: reject, repeat-last or restart")
@@ -338,13 +338,10 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		}
 	}
 	if c.maxBody <= 0 {
-		return cfg, nil, usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
-	}
-	if c.maxBodyTotal < 0 {
-		return cfg, nil, usagef("%s %d: must not be negative", c.source("max-body-total"), c.maxBodyTotal)
+		return cfg, nil, usagef("%s %s: must be positive", c.source("max-body"), formatSize(c.maxBody))
 	}
 	if c.mode != proxy.ModeReplay && c.maxResponse <= 0 {
-		return cfg, nil, usagef("%s %d: must be positive", c.source("max-response"), c.maxResponse)
+		return cfg, nil, usagef("%s %s: must be positive", c.source("max-response"), formatSize(c.maxResponse))
 	}
 	for name, d := range map[string]time.Duration{"read-timeout": c.readTimeout, "idle-timeout": c.idleTimeout} {
 		if d <= 0 {
