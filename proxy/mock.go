@@ -227,8 +227,12 @@ func (s *Server) serveMock(w http.ResponseWriter, r *http.Request, start time.Ti
 	s.deliver(w, x, p, opts)
 }
 
-// mockRefuse answers a request mock cannot take, and logs it.
+// mockRefuse answers a request mock cannot take, and logs it. Such a
+// request (a path no wire knows, a body that does not parse, no scenario
+// named) is one mock could not answer as asked: a miss for Config.OnMiss,
+// as a request replay cannot route is.
 func (s *Server) mockRefuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
+	s.missed(msg)
 	s.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", x.route.path, "status", status, "reason", msg)
 	s.journal.add(x.entry(status, "", msg))
 	s.fail(w, x.kind, status, "invalid_request_error", msg)

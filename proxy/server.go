@@ -103,7 +103,9 @@ type Config struct {
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
 	// OnMiss, when set, is called with the message of every miss in replay
-	// and mock (proxytest fails the test with it). It may be called
+	// and mock (proxytest fails the test with it): every request answered
+	// from no recording or step, including, in mock, one it refused (a path
+	// no wire knows, a body that does not parse). It may be called
 	// concurrently.
 	OnMiss func(msg string)
 	// Scenarios serve every request in ModeMock, by scenario name (the

@@ -49,6 +49,7 @@ const (
 //	exit=N    exit with status N
 //	kill      end by SIGKILL
 //	post=BODY POST BODY to $OPENAI_BASE_URL/chat/completions, print the status, exit 0
+//	postpath=PATH|BODY  POST BODY to $LLMPROXY_URL PATH, print the status, exit 0
 //	term      print "ready", wait for SIGTERM, check the proxy still answers, exit 7
 func actAsChild(role string) int {
 	name, arg, _ := strings.Cut(role, "=")
@@ -72,6 +73,16 @@ func actAsChild(role string) int {
 		return 0
 	case "post":
 		resp, err := http.Post(os.Getenv("OPENAI_BASE_URL")+"/chat/completions", "application/json", strings.NewReader(arg))
+		if err != nil {
+			fmt.Println("post:", err)
+			return 1
+		}
+		resp.Body.Close()
+		fmt.Println("status", resp.StatusCode)
+		return 0
+	case "postpath":
+		path, body, _ := strings.Cut(arg, "|")
+		resp, err := http.Post(os.Getenv("LLMPROXY_URL")+path, "application/json", strings.NewReader(body))
 		if err != nil {
 			fmt.Println("post:", err)
 			return 1
