@@ -43,6 +43,9 @@ type commandRun struct {
 	// has none: in replay and mock, where no request reaches a provider.
 	placeholders bool
 	misses       missList
+	// failures are the requests that failed upstream (record, auto):
+	// see proxy.Config.OnFailure.
+	failures missList
 }
 
 // splitCommand cuts the arguments of serving command name (record, replay,
@@ -186,12 +189,14 @@ func exitStatus(name string, ps *os.ProcessState, waitErr error) (int, error) {
 }
 
 // verdict is llmproxy's exit once CMD exited with status. It is CMD's
-// status; or 3 when that is 0 but a request missed or unused lists what was
-// never used. The misses are listed whatever the status, each with the
-// closest recording the proxy found for it.
+// status; or 3 when that is 0 but a request missed, a request failed
+// upstream, or unused lists what was never used. The misses and failures
+// are listed whatever the status, each miss with the closest recording the
+// proxy found for it.
 func (cr *commandRun) verdict(status int, unused string) error {
 	misses, n := cr.misses.list()
-	if status == 0 && n == 0 && unused == "" {
+	failures, nf := cr.failures.list()
+	if status == 0 && n == 0 && nf == 0 && unused == "" {
 		return nil
 	}
 	var b strings.Builder
@@ -200,13 +205,20 @@ func (cr *commandRun) verdict(status int, unused string) error {
 	if status == 0 {
 		sep, status = ", but ", 3
 	}
-	if n > 0 {
-		fmt.Fprintf(&b, "%s%d request(s) missed:", sep, n)
-		for _, m := range misses {
+	for _, l := range []struct {
+		what  string
+		first []string
+		n     int
+	}{{"missed", misses, n}, {"failed upstream", failures, nf}} {
+		if l.n == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s%d request(s) %s:", sep, l.n, l.what)
+		for _, m := range l.first {
 			fmt.Fprintf(&b, "\n  %s", strings.TrimPrefix(m, "llmproxy: "))
 		}
-		if n > len(misses) {
-			fmt.Fprintf(&b, "\n  and %d more", n-len(misses))
+		if l.n > len(l.first) {
+			fmt.Fprintf(&b, "\n  and %d more", l.n-len(l.first))
 		}
 		sep = "\nand "
 	}

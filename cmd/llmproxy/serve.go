@@ -157,7 +157,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	}
 	defer cleanup()
 	if cr != nil {
-		cfg.OnMiss = cr.misses.add
+		cfg.OnMiss, cfg.OnFailure = cr.misses.add, cr.failures.add
 	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
