@@ -25,6 +25,7 @@ type mockConfig struct {
 	maxBody         int64
 	logs            logFlags
 	shutdownTimeout time.Duration
+	killGrace       time.Duration
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
 	fromEnv         map[string]string
@@ -40,6 +41,7 @@ func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
 	sizeVar(fs, &c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body, a `size` in bytes or with a unit: KB, MB, GB (1000s), KiB, MiB, GiB (1024s) (over it: 413)")
 	c.logs.register(fs)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	return fs
@@ -70,6 +72,12 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		return err
 	}
 	c.logs.underCommand(fs, cr)
+	if c.killGrace <= 0 {
+		return usagef("%s %s: must be positive", c.source("kill-grace"), c.killGrace)
+	}
+	if cr != nil {
+		cr.grace = c.killGrace
+	}
 	if cr != nil {
 		c.listen = cr.listen(fs, c.listen)
 		stderr = syncWriter(stderr)

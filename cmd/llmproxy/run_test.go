@@ -158,6 +158,7 @@ func TestSDKEnv(t *testing.T) {
 			true, append(slices.Clone(urls), "PATH=/bin", "OPENAI_API_KEY=sk-parent", "ANTHROPIC_API_KEY=sk-ant",
 				"GEMINI_API_KEY="+placeholderKey)},
 		{"record keeps an empty key", []string{"GEMINI_API_KEY="}, false, append(slices.Clone(urls), "GEMINI_API_KEY=")},
+		{"the admin token is dropped", []string{"LLMPROXY_ADMIN_TOKEN=secret", "LLMPROXY_CASSETTE=c"}, false, append(slices.Clone(urls), "LLMPROXY_CASSETTE=c")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

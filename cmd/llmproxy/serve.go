@@ -48,6 +48,7 @@ type serveConfig struct {
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	killGrace       time.Duration
 	overwrite       bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
@@ -77,6 +78,7 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	if c.mode == proxy.ModeRecord {
 		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
 	}
@@ -144,6 +146,12 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
 	}
 	c.logs.underCommand(fs, cr)
+	if c.killGrace <= 0 {
+		return usagef("%s %s: must be positive", c.source("kill-grace"), c.killGrace)
+	}
+	if cr != nil {
+		cr.grace = c.killGrace
+	}
 	if (c.cassette == "") == (c.cassetteDir == "") {
 		return usagef("%s: give exactly one of --cassette and --cassette-dir (or %s, %s)", name, envName("cassette"), envName("cassette-dir"))
 	}
