@@ -26,6 +26,7 @@ type mockConfig struct {
 	logs            logFlags
 	shutdownTimeout time.Duration
 	killGrace       time.Duration
+	report          string
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
 	fromEnv         map[string]string
@@ -41,6 +42,7 @@ func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
 	sizeVar(fs, &c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body, a `size` in bytes or with a unit: KB, MB, GB (1000s), KiB, MiB, GiB (1024s) (over it: 413)")
 	c.logs.register(fs)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	reportFlag(fs, &c.report)
 	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
@@ -112,8 +114,14 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios); err != nil {
 		return err
 	}
+	var rl *runLog
 	if cr != nil {
-		cfg.OnMiss = cr.misses.add
+		rl = &cr.log
+	} else if c.report != "" {
+		rl = &runLog{}
+	}
+	if rl != nil {
+		cfg.OnMiss = rl.misses.add
 	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
@@ -123,7 +131,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	hs := newHTTPServer(srv, c.idleTimeout, cfg.Logger)
 	hs.RegisterOnShutdown(srv.EndLiveViews)
 	sv := listener{server: hs, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
-		shutdownTimeout: c.shutdownTimeout, cr: cr}
+		shutdownTimeout: c.shutdownTimeout, cr: cr, report: reportWriter("mock", c.report, cr, rl, srv)}
 	if c.failOnUnused {
 		sv.unused = func() (string, error) { return unusedSteps(srv.UnusedSteps()), nil }
 	}

@@ -48,11 +48,9 @@ type commandRun struct {
 	placeholders bool
 	// grace is how long CMD has after a signal before it is killed
 	// (--kill-grace).
-	grace  time.Duration
-	misses missList
-	// failures are the requests that failed upstream (record, auto):
-	// see proxy.Config.OnFailure.
-	failures missList
+	grace time.Duration
+	// log collects the misses and the requests that failed upstream.
+	log runLog
 }
 
 // splitCommand cuts the arguments of serving command name (record, replay,
@@ -138,19 +136,31 @@ func envValue(environ []string, name string) string {
 //
 // Every serving command calls it for its `-- CMD` form.
 func (cr *commandRun) serveWhile(ctx context.Context, base string, sig <-chan os.Signal, stdout, stderr io.Writer,
-	shutdown func(), unused func() (string, error)) error {
+	shutdown func(), unused func() (string, error), report func(*int) (string, error)) error {
 	status, err := cr.run(ctx, base, sig, stdout, stderr)
 	shutdown()
 	if err != nil {
 		return err
 	}
-	report := ""
+	never := ""
 	if unused != nil && status == 0 {
-		if report, err = unused(); err != nil {
+		if never, err = unused(); err != nil {
 			return err
 		}
 	}
-	return cr.verdict(status, report)
+	path, err := report(&status)
+	if err != nil {
+		return err
+	}
+	if err := cr.verdict(status, never); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			ee.msg += "\n" + describeReport(path)
+		}
+		return err
+	}
+	fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
+	return nil
 }
 
 // run starts CMD with the environment of sdkEnv and waits for it, passing
@@ -226,8 +236,8 @@ func exitStatus(name string, ps *os.ProcessState, waitErr error) (int, error) {
 // are listed whatever the status, each miss with the closest recording the
 // proxy found for it.
 func (cr *commandRun) verdict(status int, unused string) error {
-	misses, n := cr.misses.list()
-	failures, nf := cr.failures.list()
+	misses, n := cr.log.misses.list()
+	failures, nf := cr.log.failures.list()
 	if status == 0 && n == 0 && nf == 0 && unused == "" {
 		return nil
 	}

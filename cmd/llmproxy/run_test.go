@@ -29,7 +29,17 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childRole); role != "" {
 		os.Exit(actAsChild(role))
 	}
-	os.Exit(m.Run())
+	// A -- CMD run writes its report under the temporary directory: the
+	// tests' own, removed at the end.
+	tmp, err := os.MkdirTemp("", "llmproxy-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
 }
 
 // sdkVars are the variables the wrapper sets or keeps for CMD.

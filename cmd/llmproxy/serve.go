@@ -49,6 +49,7 @@ type serveConfig struct {
 	failOnUnused    bool
 	shutdownTimeout time.Duration
 	killGrace       time.Duration
+	report          string
 	overwrite       bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
@@ -78,6 +79,7 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	reportFlag(fs, &c.report)
 	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	if c.mode == proxy.ModeRecord {
 		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
@@ -164,8 +166,14 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer cleanup()
+	var rl *runLog
 	if cr != nil {
-		cfg.OnMiss, cfg.OnFailure = cr.misses.add, cr.failures.add
+		rl = &cr.log
+	} else if c.report != "" {
+		rl = &runLog{}
+	}
+	if rl != nil {
+		cfg.OnMiss, cfg.OnFailure = rl.misses.add, rl.failures.add
 	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
@@ -175,7 +183,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	hs := c.httpServer(srv, cfg.Logger)
 	hs.RegisterOnShutdown(srv.EndLiveViews)
 	sv := listener{server: hs, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
-		shutdownTimeout: c.shutdownTimeout, cr: cr}
+		shutdownTimeout: c.shutdownTimeout, cr: cr, report: reportWriter(name, c.report, cr, rl, srv)}
 	if c.failOnUnused {
 		sv.unused = func() (string, error) { return unusedReport(srv) }
 	}
@@ -195,6 +203,9 @@ type listener struct {
 	// unused, when not nil (--fail-on-unused), lists what was never
 	// served, or "" when everything was.
 	unused func() (string, error)
+	// report, when not nil (-- CMD, --report), writes the report of the
+	// run once it ended, and returns its path.
+	report func(cmdStatus *int) (string, error)
 }
 
 // run listens, prints the listening line and serves. The signal handlers
@@ -218,7 +229,7 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 
 	if sv.cr != nil {
 		return sv.cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
-			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger) }, sv.unused)
+			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger) }, sv.unused, sv.report)
 	}
 	select {
 	case err := <-served:
@@ -230,6 +241,13 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 	case s := <-ch:
 		sv.logger.Info("shutting down", "signal", s.String())
 		shutdown(hs, ch, sv.shutdownTimeout, sv.logger)
+	}
+	if sv.report != nil {
+		path, err := sv.report(nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
 	}
 	if sv.unused != nil {
 		report, err := sv.unused()
