@@ -138,7 +138,9 @@ type Migration struct {
 // the records changes: the interactions, fixtures, metadata and the index
 // (its keys and the rules it was built under) are kept, so the cassette
 // exports the same bytes and matches as before. A cassette already in the
-// current format is left untouched. The file is held with the writer's
+// current format is left untouched once every record of it decoded (a
+// damaged one is an error naming the interaction, ErrBadRecord); an empty
+// file is store.ErrNotCassette, and stays empty. The file is held with the writer's
 // lock throughout, so no recording can slip in and be lost. The new file is
 // written in batches (store.CopyBatch), so memory stays bounded whatever
 // the cassette's size.
@@ -150,8 +152,11 @@ func Migrate(path string, opts Options) (Migration, error) {
 // transactions of about batch bytes (store.CopyBatch when not positive).
 func migrate(path string, opts Options, convert func(id uint64, old []byte) ([]byte, error), batch int64) (Migration, error) {
 	opts.ReadOnly, opts.Overwrite = false, false
-	if _, err := os.Stat(path); err != nil {
+	if st, err := os.Stat(path); err != nil {
 		return Migration{}, fmt.Errorf("cassette %s: %w", path, err)
+	} else if st.Size() == 0 {
+		// Opened for writing, bbolt would make a new cassette of it.
+		return Migration{}, fmt.Errorf("cassette %s: empty file: %w", path, store.ErrNotCassette)
 	}
 	c, err := Open(path, opts)
 	if err != nil {
@@ -175,6 +180,10 @@ func migrate(path string, opts Options, convert func(id uint64, old []byte) ([]b
 	}
 	mig := Migration{From: m.FormatVersion, To: m.FormatVersion, Interactions: n, Fixtures: fixtures}
 	if m.FormatVersion >= store.FormatVersion {
+		// A cassette is left as it was only once every record decodes.
+		if err := c.ForEach(func(*Interaction) error { return nil }); err != nil {
+			return Migration{}, err
+		}
 		return mig, nil
 	}
 	d, err := Create(path, opts)

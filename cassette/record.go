@@ -41,6 +41,9 @@ func encode(i *Interaction) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recorded_at: %w", err)
 	}
+	if err := checkTimes(&i.Response); err != nil {
+		return nil, err
+	}
 	strs := [...]string{i.Upstream, i.Provider, i.Kind, string(at), i.Request.Method, i.Request.Path, i.Request.Query}
 	// The front is the largest section (it holds the request body): it
 	// is written in place, after its length, which is counted first.
@@ -63,6 +66,20 @@ func encode(i *Interaction) ([]byte, error) {
 	out = append(out, i.Response.Body...)
 	out = append(out, events...)
 	return append(out, table...), nil
+}
+
+// checkTimes refuses a response whose times a reader would refuse (see
+// finite).
+func checkTimes(r *Response) error {
+	if !finite(r.TTFBMillis) || !finite(r.DurationMillis) {
+		return fmt.Errorf("ttfb_ms %v, duration_ms %v: not a finite time", r.TTFBMillis, r.DurationMillis)
+	}
+	for k, e := range r.Events {
+		if !finite(e.AtMillis) {
+			return fmt.Errorf("event %d at %v ms: not a finite time", k, e.AtMillis)
+		}
+	}
+	return nil
 }
 
 // bytesLen is the length of a string of n bytes as appendBytes writes it.
@@ -173,6 +190,9 @@ func split(v []byte) (record, error) {
 			return record{}, fmt.Errorf("event %d ends at offset %d, outside %d..%d", k/eventEntry, off, end, len(r.events))
 		}
 		end = off
+		if at := math.Float64frombits(binary.BigEndian.Uint64(r.table[k+8:])); !finite(at) {
+			return record{}, fmt.Errorf("event %d arrived at %v ms, not a finite time", k/eventEntry, at)
+		}
 	}
 	if end != uint64(len(r.events)) {
 		return record{}, fmt.Errorf("events of %d bytes, the table covers %d", len(r.events), end)
@@ -301,6 +321,7 @@ func (r *reader) varint() int64 {
 	return v
 }
 
+// f64 reads a time in milliseconds, which must be finite.
 func (r *reader) f64() float64 {
 	if len(r.b) < 8 {
 		r.fail("truncated number")
@@ -308,8 +329,17 @@ func (r *reader) f64() float64 {
 	}
 	v := math.Float64frombits(binary.BigEndian.Uint64(r.b))
 	r.b = r.b[8:]
+	if !finite(v) {
+		r.fail("a time of %v ms, not a finite time", v)
+		return 0
+	}
 	return v
 }
+
+// finite reports whether a time in milliseconds is a number: every time a
+// record holds is (a clock never reads NaN or infinity, and JSON, so an
+// export, cannot hold one); a record with one is damaged, for every reader.
+func finite(ms float64) bool { return !math.IsNaN(ms) && !math.IsInf(ms, 0) }
 
 // bytes reads a string as a slice of the section.
 func (r *reader) bytes() []byte {

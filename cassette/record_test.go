@@ -293,3 +293,31 @@ func FuzzRecord(f *testing.F) {
 		}
 	})
 }
+
+// A time that is NaN or infinite is a damaged record for Reply (replay)
+// as for decode (ls, export, the view), and encode refuses to write one.
+func TestRecordNonFiniteTime(t *testing.T) {
+	in := recordCorpus()[2] // an SSE stream of three events
+	good, err := encode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := split(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := bytes.Clone(rec.table)
+	binary.BigEndian.PutUint64(table[eventEntry+8:], math.Float64bits(math.Inf(1)))
+	bad := rebuild(nil, rec.front, rec.head, rec.body, rec.events, table)
+	if _, err := decode(5, bad); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "event 1") || !strings.Contains(err.Error(), "not a finite time") {
+		t.Errorf("decode of an event at +Inf: %v; want ErrBadRecord naming event 1", err)
+	}
+	if _, err := replyOf(bad); err == nil {
+		t.Errorf("Reply accepted an event at +Inf")
+	}
+	nan := *in
+	nan.Response.TTFBMillis = math.NaN()
+	if _, err := encode(&nan); err == nil {
+		t.Errorf("encode wrote a ttfb of NaN")
+	}
+}

@@ -272,3 +272,48 @@ func TestCassetteNameMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestCassetteNameLength: a header-chosen cassette name longer than
+// proxy.MaxCassetteName bytes is a 400 naming the limit, in every mode and
+// on the API, never a 500 from the file system; one at the limit is taken.
+func TestCassetteNameLength(t *testing.T) {
+	up := fake.New(t, fake.OpenAIChat(weatherLoop))
+	for _, mode := range []proxy.Mode{proxy.ModeRecord, proxy.ModeReplay} {
+		dir := t.TempDir()
+		base, _ := startDirProxy(t, mode, dir, up.URL())
+		for _, tc := range []struct {
+			name string
+			want int
+		}{
+			{strings.Repeat("a", 300), http.StatusBadRequest},
+			{strings.Repeat("é", proxy.MaxCassetteName/2+1), http.StatusBadRequest},
+			{strings.Repeat("b", proxy.MaxCassetteName), http.StatusOK},
+		} {
+			if mode == proxy.ModeReplay && tc.want == http.StatusOK {
+				tc.want = http.StatusBadRequest // a miss: the cassette does not exist
+			}
+			for _, path := range []string{"/v1/chat/completions", "/_llmproxy/interactions"} {
+				method, body := http.MethodPost, strings.NewReader(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"What's the weather in Paris?"}]}`)
+				if strings.HasPrefix(path, "/_llmproxy/") {
+					method, body = http.MethodGet, strings.NewReader("")
+				}
+				req, _ := http.NewRequest(method, base+path, body)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(proxy.CassetteHeader, tc.name)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				msg, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if len(tc.name) > proxy.MaxCassetteName {
+					if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(msg), fmt.Sprintf("longer than %d bytes", proxy.MaxCassetteName)) {
+						t.Errorf("%s %s with a name of %d bytes: %d %s; want 400 naming the limit", mode, path, len(tc.name), resp.StatusCode, msg)
+					}
+				} else if path == "/v1/chat/completions" && resp.StatusCode != tc.want {
+					t.Errorf("%s %s with a name of %d bytes: %d %s; want %d", mode, path, len(tc.name), resp.StatusCode, msg, tc.want)
+				}
+			}
+		}
+	}
+}

@@ -233,9 +233,14 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 }
 
 // refuse answers a request mock cannot take, and logs it; key-shaped
-// strings in msg are redacted.
+// strings in msg are redacted. Such a request (a path no wire knows, a body
+// that does not parse, no scenario named) is one mock could not answer as
+// asked: a miss for Config.OnMiss, as a request replay cannot route is.
 func (m *mocker) refuse(w http.ResponseWriter, x *mockExchange, status int, msg string) {
 	msg = cassette.RedactKeysString(msg)
+	if m.onMiss != nil {
+		m.onMiss(msg)
+	}
 	m.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", cassette.ProxyPath(x.route.name, x.loggedPath), "status", status, "reason", msg)
 	m.journal.add(x.entry(status, "", msg))
 	failWith(w, x.kind, status, "invalid_request_error", msg)

@@ -104,6 +104,9 @@ type failure struct {
 	msg    string // the log line; "" for none
 	attrs  []any  // the log line's attributes beyond the exchange's
 	abort  bool   // the response is under way: break it so the client sees it fail
+	// client: the client left; the upstream did not fail, and the
+	// request is no failure for Config.OnFailure.
+	client bool
 }
 
 // failed logs, answers, journals and aborts as f says.
@@ -116,9 +119,21 @@ func (s *Server) failed(w http.ResponseWriter, x *exchange, f *failure) {
 	}
 	if f.note != "" {
 		s.journal.add(x.entry(0, f.note, f.status))
+		if !f.client {
+			s.failedUpstream(x, f.note)
+		}
 	}
 	if f.abort {
 		panic(http.ErrAbortHandler)
+	}
+}
+
+// failedUpstream reports to Config.OnFailure a request that left nothing
+// recorded, for the reason note.
+func (s *Server) failedUpstream(x *exchange, note string) {
+	if s.cfg.OnFailure != nil {
+		s.cfg.OnFailure(fmt.Sprintf("llmproxy: cassette %s: %s %s to upstream %s (%s): %s", x.tape.name,
+			x.req.Method, cassette.ProxyPath(x.route.name, x.mreq.Path), x.route.name, x.route.base.Redacted(), note))
 	}
 }
 
@@ -208,6 +223,7 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 		if err != nil {
 			s.log.ErrorContext(x.req.Context(), "cassette write failed", x.logArgs("err", err)...)
 			s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), status))
+			s.failedUpstream(x, "cassette write failed: "+err.Error())
 			return
 		}
 		if delivered && s.cfg.Mode == ModeAuto {

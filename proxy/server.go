@@ -104,9 +104,21 @@ type Config struct {
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
 	// OnMiss, when set, is called with the message of every miss in replay
-	// and mock (proxytest fails the test with it). It may be called
+	// and mock (proxytest fails the test with it): every request answered
+	// from no recording or step, including, in mock, one it refused (a path
+	// no wire knows, a body that does not parse). It may be called
 	// concurrently.
 	OnMiss func(msg string)
+	// OnFailure, when set, is called in record and auto with a message
+	// (naming the cassette, the request, the upstream and why) for every
+	// request forwarded upstream that left nothing recorded because the
+	// upstream failed: no response (refused, reset, DNS, TLS, silent past
+	// UpstreamTimeout: the 502 or 504 the proxy answers), or a response
+	// that broke, went silent, ended mid-event, did not decode or went past
+	// MaxResponse; or because its cassette write failed. A status the
+	// upstream sent and that was recorded (a provider's own 500 or 529) is
+	// no failure, nor is a client that left. It may be called concurrently.
+	OnFailure func(msg string)
 	// Scenarios serve every request in ModeMock, by scenario name (the
 	// X-Llmproxy-Scenario header picks one when there are several). Mock
 	// mode takes no cassette.

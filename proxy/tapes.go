@@ -296,8 +296,14 @@ func notSymlink(path, name string) error {
 	return nil
 }
 
+// MaxCassetteName bounds the bytes of a header-chosen cassette name: with
+// ".cassette" and the temporary name a whole-file write takes beside it,
+// the file name stays within the 255 bytes file systems allow.
+const MaxCassetteName = 200
+
 // CheckCassetteName rejects a header-chosen cassette name that is empty,
-// absolute, or holds "..", a path separator or a NUL byte.
+// longer than MaxCassetteName bytes, absolute, or holds "..", a path
+// separator or a NUL byte.
 func CheckCassetteName(name string) error {
 	switch {
 	case name == "":
@@ -305,6 +311,9 @@ func CheckCassetteName(name string) error {
 	case strings.HasSuffix(name, ".cassette"):
 		return &nameError{fmt.Sprintf("llmproxy: cassette name %q ends in .cassette: give the name without it (%s: %s picks DIR/%s)",
 			name, CassetteHeader, strings.TrimSuffix(name, ".cassette"), name)}
+	case len(name) > MaxCassetteName:
+		return fmt.Errorf("llmproxy: %s: a cassette name of %d bytes is longer than %d bytes (NAME.cassette must fit in a file name): %w",
+			CassetteHeader, len(name), MaxCassetteName, ErrBadCassetteName)
 	case filepath.IsAbs(name), strings.HasPrefix(name, "/"), strings.HasPrefix(name, `\`):
 		return fmt.Errorf("llmproxy: cassette name %q is absolute: %w", name, ErrBadCassetteName)
 	case strings.Contains(name, ".."):

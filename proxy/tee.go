@@ -53,7 +53,7 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 			}
 			return nil
 		case err != nil && watch.clientLeft():
-			return &failure{status: status, note: "client left mid-response",
+			return &failure{status: status, note: "client left mid-response", client: true,
 				level: slog.LevelInfo, msg: "client left mid-response; nothing recorded"}
 		case err != nil:
 			// The upstream broke mid-response. The status line is out, so

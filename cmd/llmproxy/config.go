@@ -24,11 +24,12 @@ type repeatable interface{ isRepeatable() }
 func (l *listFlag) isRepeatable() {}
 
 // newFlagSet returns the FlagSet of `llmproxy name`. It reports errors
-// instead of exiting, and its help (-h, --help) starts with the command's
+// instead of exiting, and its help (-h, --help), written to help (stdout:
+// help asked for is the command's output), starts with the command's
 // one-sentence summary and lists the command's own flags only.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(name string, help io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("llmproxy "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(help)
 	fs.Usage = func() { printHelp(fs.Output(), name, fs) }
 	return fs
 }
@@ -132,7 +133,8 @@ func parseFlagsFrom(fs *flag.FlagSet, args []string, getenv func(string) string)
 // a flag this one does not, and where the command's help is.
 func flagError(fs *flag.FlagSet, err error) error {
 	name := commandOf(fs)
-	msg := err.Error()
+	// The flag package names a flag with one dash; llmproxy's are spelt --.
+	msg := strings.Replace(err.Error(), " for flag -", " for flag --", 1)
 	if f, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
 		if owners := commandsWithFlag(f, name); len(owners) > 0 {
 			msg = fmt.Sprintf("--%s is not a flag of %s (%s take it)", f, name, strings.Join(owners, " and "))

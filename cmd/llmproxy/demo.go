@@ -27,7 +27,7 @@ const demoQuestion = "What's the weather in Paris?"
 // free port and the demo application (an OpenAI chat client over plain
 // HTTP), and prints the conversation.
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("demo", stderr)
+	fs := newFlagSet("demo", stdout)
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}

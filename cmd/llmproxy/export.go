@@ -14,7 +14,7 @@ import (
 
 // runExport writes a cassette as stable, pretty JSON.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("export", stderr)
+	fs := newFlagSet("export", stdout)
 	path := fs.String("cassette", "", "cassette `file` to export")
 	out := fs.String("out", "", "write to `file` instead of standard output")
 	if err := parseFlags(fs, args, nil); err != nil {
@@ -72,7 +72,7 @@ func writeFileAtomic(path string, data []byte) error {
 
 // runImport builds a cassette from an export.
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("import", stderr)
+	fs := newFlagSet("import", stdout)
 	in := fs.String("in", "", "export `file` to read (- for standard input)")
 	path := fs.String("cassette", "", "cassette `file` to create")
 	force := fs.Bool("force", false, "replace the contents of an existing cassette")

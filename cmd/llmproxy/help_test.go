@@ -10,22 +10,59 @@ import (
 	"time"
 )
 
-// TestCommandHelp: each command's -h exits 0 and prints, on stderr, its help
-// (testdata/help/NAME.golden): one sentence saying what the command does,
-// its synopsis, and its own flags only.
+// TestCommandHelp: each command's -h (asked for) exits 0 and prints, on
+// stdout, its help (testdata/help/NAME.golden): one sentence saying what the
+// command does, its synopsis, and its own flags only; nothing on stderr, so
+// that `llmproxy record -h | grep pace` finds the flag.
 func TestCommandHelp(t *testing.T) {
 	for _, cmd := range commands() {
 		t.Run(cmd.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, cmd.name, "-h")
-			if code != 0 || stdout != "" {
-				t.Errorf("llmproxy %s -h: exit %d, stdout %q; want 0 and nothing", cmd.name, code, stdout)
+			if code != 0 || stderr != "" {
+				t.Errorf("llmproxy %s -h: exit %d, stderr %q; want 0 and nothing", cmd.name, code, stderr)
 			}
-			first, _, _ := strings.Cut(stderr, "\n")
+			first, _, _ := strings.Cut(stdout, "\n")
 			if !strings.HasPrefix(first, "llmproxy "+cmd.name+" ") || !strings.HasSuffix(first, ".") || strings.Count(first, ". ") > 0 {
 				t.Errorf("help starts with %q; want one sentence: llmproxy %s does what.", first, cmd.name)
 			}
-			golden(t, filepath.Join("help", cmd.name+".golden"), []byte(stderr))
+			golden(t, filepath.Join("help", cmd.name+".golden"), []byte(stdout))
 		})
+	}
+}
+
+// TestSubcommandHelpOnStdout: the help of scenario's subcommands, asked for,
+// is on stdout with exit 0; printed for a usage mistake it is on stderr with
+// exit 2.
+func TestSubcommandHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{
+		{"scenario", "-h"},
+		{"scenario", "check", "-h"},
+		{"scenario", "from-cassette", "-h"},
+		{"help", "record"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "llmproxy ") {
+			t.Errorf("llmproxy %s: exit %d, stdout %q, stderr %q; want exit 0, the help on stdout and nothing on stderr",
+				strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+	for _, args := range [][]string{{}, {"scenario"}, {"scenario", "frobnicate"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "Usage") {
+			t.Errorf("llmproxy %s: exit %d, stdout %q, stderr %q; want exit 2 and the usage on stderr only",
+				strings.Join(args, " "), code, stdout, stderr)
+		}
+	}
+}
+
+// TestServingHelpShowsCommandForm: the help of every serving command shows
+// its `-- CMD [ARG]...` form.
+func TestServingHelpShowsCommandForm(t *testing.T) {
+	for _, name := range []string{"record", "replay", "auto", "mock"} {
+		_, stdout, _ := runCLI(t, name, "-h")
+		if !strings.Contains(stdout, "[-- CMD [ARG]...]") {
+			t.Errorf("llmproxy %s -h does not show the -- CMD form:\n%s", name, stdout)
+		}
 	}
 }
 
@@ -42,7 +79,7 @@ func TestServingCommandsTakeTheirOwnFlags(t *testing.T) {
 		{"replay", replayFlags, forwardFlags},
 		{"auto", append(replayFlags, forwardFlags...), nil},
 	} {
-		_, _, help := runCLI(t, tc.cmd, "-h")
+		_, help, _ := runCLI(t, tc.cmd, "-h")
 		for _, f := range tc.takes {
 			if !strings.Contains(help, "  "+f+" ") && !strings.Contains(help, "  "+f+"\n") {
 				t.Errorf("llmproxy %s -h does not list %s", tc.cmd, f)

@@ -18,7 +18,7 @@ import (
 // runLs prints one line per interaction: id, provider, API kind, method,
 // path, status, stream, tool calls.
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ls", stderr)
+	fs := newFlagSet("ls", stdout)
 	path := fs.String("cassette", "", "cassette `file` to list")
 	if err := parseCommand(fs, args, "cassette"); err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 // runMigrate rewrites a cassette of an older store format in the current
 // one, atomically, and says what it did.
 func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("migrate", stderr)
+	fs := newFlagSet("migrate", stdout)
 	path := fs.String("cassette", "", "cassette `file` to rewrite in the current format")
 	if err := parseCommand(fs, args, "cassette"); err != nil {
 		return err

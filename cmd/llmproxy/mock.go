@@ -27,22 +27,26 @@ type mockConfig struct {
 	maxBody         int64
 	logs            logFlags
 	shutdownTimeout time.Duration
+	killGrace       time.Duration
+	report          string
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
 	fromEnv         map[string]string
 }
 
-func (c *mockConfig) flags(stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet("mock", stderr)
+func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
+	fs := newFlagSet("mock", help)
 	fs.Var(&c.scenarios, "scenario", "scenario `file` (YAML or JSON) to serve (repeatable; X-Llmproxy-Scenario picks one per request)")
 	fs.Var(&c.mapSpecs, "map", "call a preset by the application's function name: `TOOL=PRESET` (repeatable; as: in the file wins)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.StringVar(&c.pace, "pace", "scripted", "`timing`: scripted (the scenario's delays and stream intervals) or instant (none)")
 	fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the steps no conversation reached")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
-	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
+	sizeVar(fs, &c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body, a `size` in bytes or with a unit: KB, MB, GB (1000s), KiB, MiB, GiB (1024s) (over it: 413)")
 	c.logs.register(fs)
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	reportFlag(fs, &c.report)
+	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	return fs
@@ -65,7 +69,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err != nil {
 		return err
 	}
-	fs := c.flags(stderr)
+	fs := c.flags(stdout)
 	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
 		return err
 	}
@@ -73,6 +77,12 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		return err
 	}
 	c.logs.underCommand(fs, cr)
+	if c.killGrace <= 0 {
+		return usagef("%s %s: must be positive", c.source("kill-grace"), c.killGrace)
+	}
+	if cr != nil {
+		cr.grace = c.killGrace
+	}
 	if cr != nil {
 		c.listen = cr.listen(fs, c.listen)
 		stderr = syncWriter(stderr)
@@ -94,7 +104,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		return usagef("%s %q: want scripted or instant", c.source("pace"), c.pace)
 	}
 	if c.maxBody <= 0 {
-		return usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
+		return usagef("%s %s: must be positive", c.source("max-body"), formatSize(c.maxBody))
 	}
 	if c.readTimeout <= 0 {
 		return usagef("%s %s: must be positive", c.source("read-timeout"), c.readTimeout)
@@ -111,8 +121,14 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios, mapping); err != nil {
 		return err
 	}
+	var rl *runLog
 	if cr != nil {
-		cfg.OnMiss = cr.misses.add
+		rl = &cr.log
+	} else if c.report != "" {
+		rl = &runLog{}
+	}
+	if rl != nil {
+		cfg.OnMiss = rl.misses.add
 	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
@@ -122,7 +138,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	hs := newHTTPServer(srv, c.idleTimeout, cfg.Logger)
 	hs.RegisterOnShutdown(srv.EndLiveViews)
 	sv := listener{server: hs, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
-		shutdownTimeout: c.shutdownTimeout, cr: cr}
+		shutdownTimeout: c.shutdownTimeout, cr: cr, report: reportWriter("mock", c.report, cr, rl, srv)}
 	if c.failOnUnused {
 		sv.unused = func() (string, error) { return unusedSteps(srv.UnusedSteps()), nil }
 	}

@@ -41,6 +41,10 @@ func TestMockCommandWrapper(t *testing.T) {
 		{"hit", "post=" + hitBody, nil, 0, nil},
 		{"miss", "post=" + missBody, nil, 3, []string{"1 request(s) missed:", `scenario quiz, conversation "default": no step answers the request: step "first": latest-user`}},
 		{"unused", "post=" + hitBody, []string{"--fail-on-unused"}, 3, []string{"--fail-on-unused: 1 step never reached:", "scenario quiz: second"}},
+		// @ai-sdk/anthropic with a base URL lacking /v1: a path no wire
+		// knows is a request mock could not answer, so a miss.
+		{"unknown path", "postpath=/anthropic/messages|" + hitBody, nil, 3, []string{"1 request(s) missed:", "POST /anthropic/messages is not a chat API mock answers"}},
+		{"not JSON", "postpath=/v1/chat/completions|{", nil, 3, []string{"1 request(s) missed:", "scenario quiz"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,7 +54,7 @@ func TestMockCommandWrapper(t *testing.T) {
 			if code != tt.code {
 				t.Errorf("exit %d, want %d\nstdout %s\nstderr %s", code, tt.code, stdout, stderr)
 			}
-			if !strings.Contains(stdout, "status 200") && tt.name != "miss" {
+			if !strings.Contains(stdout, "status 200") && tt.code == 0 {
 				t.Errorf("the child saw no 200: %s", stdout)
 			}
 			for _, s := range tt.stderr {

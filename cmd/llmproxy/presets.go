@@ -17,7 +17,7 @@ import (
 func runPresets(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	_ = ctx // the command does no I/O worth cancelling
 
-	fs := newFlagSet("presets", stderr)
+	fs := newFlagSet("presets", stdout)
 	asJSON := fs.Bool("json", false, "print JSON: the whole catalogue, or the one preset")
 
 	// Flags may come before or after NAME.

@@ -139,8 +139,8 @@ func TestPresetsUsageErrors(t *testing.T) {
 }
 
 func TestPresetsHelp(t *testing.T) {
-	code, _, stderr := runPresetsForTest(t, "-h")
-	if code != 0 || !strings.Contains(stderr, "Usage: llmproxy presets") {
-		t.Errorf("exit %d, stderr %q; want 0 and the usage", code, stderr)
+	code, stdout, _ := runPresetsForTest(t, "-h")
+	if code != 0 || !strings.Contains(stdout, "Usage: llmproxy presets") {
+		t.Errorf("exit %d, stdout %q; want 0 and the usage", code, stdout)
 	}
 }

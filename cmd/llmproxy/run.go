@@ -31,6 +31,10 @@ const freeLoopback = "127.0.0.1:0"
 // only counted.
 const maxListedMisses = 20
 
+// DefaultKillGrace is how long CMD has to exit after llmproxy passed it a
+// signal, before its process group is killed (--kill-grace).
+const DefaultKillGrace = 10 * time.Second
+
 // cmdWaitDelay bounds the wait for CMD's output once CMD has exited, when a
 // child of CMD still holds it open.
 const cmdWaitDelay = 2 * time.Second
@@ -42,7 +46,11 @@ type commandRun struct {
 	// placeholders gives CMD placeholder API keys where its environment
 	// has none: in replay and mock, where no request reaches a provider.
 	placeholders bool
-	misses       missList
+	// grace is how long CMD has after a signal before it is killed
+	// (--kill-grace).
+	grace time.Duration
+	// log collects the misses and the requests that failed upstream.
+	log runLog
 }
 
 // splitCommand cuts the arguments of serving command name (record, replay,
@@ -77,6 +85,11 @@ func (cr *commandRun) listen(fs *flag.FlagSet, addr string) string {
 // that environ lacks or has empty is set to placeholderKey, and a key
 // environ has is kept.
 func sdkEnv(environ []string, base string, placeholders bool) []string {
+	// The admin token guards the proxy's API against everyone but its
+	// user; CMD reaches the API through the loopback rules, token-free.
+	environ = slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		return strings.HasPrefix(kv, envName("admin-token")+"=")
+	})
 	set := [][2]string{
 		{"LLMPROXY_URL", base},
 		{"OPENAI_BASE_URL", base + "/v1"},
@@ -123,45 +136,77 @@ func envValue(environ []string, name string) string {
 //
 // Every serving command calls it for its `-- CMD` form.
 func (cr *commandRun) serveWhile(ctx context.Context, base string, sig <-chan os.Signal, stdout, stderr io.Writer,
-	shutdown func(), unused func() (string, error)) error {
+	shutdown func(), unused func() (string, error), report func(*int) (string, error)) error {
 	status, err := cr.run(ctx, base, sig, stdout, stderr)
 	shutdown()
 	if err != nil {
 		return err
 	}
-	report := ""
+	never := ""
 	if unused != nil && status == 0 {
-		if report, err = unused(); err != nil {
+		if never, err = unused(); err != nil {
 			return err
 		}
 	}
-	return cr.verdict(status, report)
+	path, err := report(&status)
+	if err != nil {
+		return err
+	}
+	if err := cr.verdict(status, never); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			ee.msg += "\n" + describeReport(path)
+		}
+		return err
+	}
+	fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
+	return nil
 }
 
 // run starts CMD with the environment of sdkEnv and waits for it, passing
-// each signal from sig on to it, and SIGTERM when ctx ends. It returns
-// CMD's exit status (128+N when signal N ended it), or an error naming CMD
-// when it cannot start.
+// each signal from sig on to it, and SIGTERM when ctx ends. CMD runs in a
+// process group of its own (unless stdin is a terminal, see ownGroup): a
+// signal goes to the whole group, and a group still running cr.grace after
+// the first is killed, as is what is left of it once CMD has exited after
+// a signal. It returns CMD's exit status (128+N when signal N ended it), or
+// an error naming CMD when it cannot start.
 func (cr *commandRun) run(ctx context.Context, base string, sig <-chan os.Signal, stdout, stderr io.Writer) (int, error) {
 	cmd := exec.Command(cr.argv[0], cr.argv[1:]...)
 	cmd.Env = sdkEnv(os.Environ(), base, cr.placeholders)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	cmd.WaitDelay = cmdWaitDelay
+	group := ownGroup(cmd, os.Stdin)
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("cannot start %s: %w", cr.argv[0], err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	done := ctx.Done()
+	var kill <-chan time.Time
+	signalled := ""
+	pass := func(s os.Signal) {
+		signalGroup(cmd.Process, group, s)
+		if signalled == "" {
+			signalled = s.String()
+			kill = time.After(cr.grace)
+		}
+	}
 	for {
 		select {
 		case err := <-exited:
+			if signalled != "" && group {
+				killGroup(cmd.Process, group) // what CMD left running
+			}
 			return exitStatus(cr.argv[0], cmd.ProcessState, err)
 		case s := <-sig:
-			forward(cmd.Process, s)
+			pass(s)
 		case <-done:
 			done = nil
-			forward(cmd.Process, syscall.SIGTERM)
+			pass(syscall.SIGTERM)
+		case <-kill:
+			kill = nil
+			fmt.Fprintf(stderr, "llmproxy: %s did not exit within %s (--kill-grace) of %s; killing its process group\n", cr.argv[0], cr.grace, signalled)
+			killGroup(cmd.Process, group)
 		}
 	}
 }
@@ -186,12 +231,14 @@ func exitStatus(name string, ps *os.ProcessState, waitErr error) (int, error) {
 }
 
 // verdict is llmproxy's exit once CMD exited with status. It is CMD's
-// status; or 3 when that is 0 but a request missed or unused lists what was
-// never used. The misses are listed whatever the status, each with the
-// closest recording the proxy found for it.
+// status; or 3 when that is 0 but a request missed, a request failed
+// upstream, or unused lists what was never used. The misses and failures
+// are listed whatever the status, each miss with the closest recording the
+// proxy found for it.
 func (cr *commandRun) verdict(status int, unused string) error {
-	misses, n := cr.misses.list()
-	if status == 0 && n == 0 && unused == "" {
+	misses, n := cr.log.misses.list()
+	failures, nf := cr.log.failures.list()
+	if status == 0 && n == 0 && nf == 0 && unused == "" {
 		return nil
 	}
 	var b strings.Builder
@@ -200,13 +247,20 @@ func (cr *commandRun) verdict(status int, unused string) error {
 	if status == 0 {
 		sep, status = ", but ", 3
 	}
-	if n > 0 {
-		fmt.Fprintf(&b, "%s%d request(s) missed:", sep, n)
-		for _, m := range misses {
+	for _, l := range []struct {
+		what  string
+		first []string
+		n     int
+	}{{"missed", misses, n}, {"failed upstream", failures, nf}} {
+		if l.n == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "%s%d request(s) %s:", sep, l.n, l.what)
+		for _, m := range l.first {
 			fmt.Fprintf(&b, "\n  %s", strings.TrimPrefix(m, "llmproxy: "))
 		}
-		if n > len(misses) {
-			fmt.Fprintf(&b, "\n  and %d more", n-len(misses))
+		if l.n > len(l.first) {
+			fmt.Fprintf(&b, "\n  and %d more", l.n-len(l.first))
 		}
 		sep = "\nand "
 	}

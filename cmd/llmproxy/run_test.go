@@ -29,7 +29,17 @@ func TestMain(m *testing.M) {
 	if role := os.Getenv(childRole); role != "" {
 		os.Exit(actAsChild(role))
 	}
-	os.Exit(m.Run())
+	// A -- CMD run writes its report under the temporary directory: the
+	// tests' own, removed at the end.
+	tmp, err := os.MkdirTemp("", "llmproxy-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TMPDIR", tmp)
+	code := m.Run()
+	os.RemoveAll(tmp)
+	os.Exit(code)
 }
 
 // sdkVars are the variables the wrapper sets or keeps for CMD.
@@ -49,6 +59,7 @@ const (
 //	exit=N    exit with status N
 //	kill      end by SIGKILL
 //	post=BODY POST BODY to $OPENAI_BASE_URL/chat/completions, print the status, exit 0
+//	postpath=PATH|BODY  POST BODY to $LLMPROXY_URL PATH, print the status, exit 0
 //	term      print "ready", wait for SIGTERM, check the proxy still answers, exit 7
 func actAsChild(role string) int {
 	name, arg, _ := strings.Cut(role, "=")
@@ -72,6 +83,16 @@ func actAsChild(role string) int {
 		return 0
 	case "post":
 		resp, err := http.Post(os.Getenv("OPENAI_BASE_URL")+"/chat/completions", "application/json", strings.NewReader(arg))
+		if err != nil {
+			fmt.Println("post:", err)
+			return 1
+		}
+		resp.Body.Close()
+		fmt.Println("status", resp.StatusCode)
+		return 0
+	case "postpath":
+		path, body, _ := strings.Cut(arg, "|")
+		resp, err := http.Post(os.Getenv("LLMPROXY_URL")+path, "application/json", strings.NewReader(body))
 		if err != nil {
 			fmt.Println("post:", err)
 			return 1
@@ -147,6 +168,7 @@ func TestSDKEnv(t *testing.T) {
 			true, append(slices.Clone(urls), "PATH=/bin", "OPENAI_API_KEY=sk-parent", "ANTHROPIC_API_KEY=sk-ant",
 				"GEMINI_API_KEY="+placeholderKey)},
 		{"record keeps an empty key", []string{"GEMINI_API_KEY="}, false, append(slices.Clone(urls), "GEMINI_API_KEY=")},
+		{"the admin token is dropped", []string{"LLMPROXY_ADMIN_TOKEN=secret", "LLMPROXY_CASSETTE=c"}, false, append(slices.Clone(urls), "LLMPROXY_CASSETTE=c")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,7 +32,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case "from-cassette":
 		return runScenarioFromCassette(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stderr, scenarioUsage)
+		fmt.Fprint(stdout, scenarioUsage)
 		return nil
 	}
 	fmt.Fprint(stderr, scenarioUsage)
@@ -42,9 +42,9 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // runScenarioCheck loads the files as mock would and prints every problem,
 // one a line, on stdout; any problem is exit 1.
 func runScenarioCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scenario check", stderr)
+	fs := newFlagSet("scenario check", stdout)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "llmproxy scenario check checks scenario files as llmproxy mock loads them and lists every problem as FILE:LINE: message.\n\nUsage:\n  llmproxy scenario check FILE...\n")
+		fmt.Fprintf(stdout, "llmproxy scenario check checks scenario files as llmproxy mock loads them and lists every problem as FILE:LINE: message.\n\nUsage:\n  llmproxy scenario check FILE...\n")
 	}
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
@@ -79,11 +79,11 @@ func plural(n int, noun string) string {
 // runScenarioFromCassette writes a scenario that answers a cassette's
 // recorded conversations as they were answered (scenario.FromCassette).
 func runScenarioFromCassette(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scenario from-cassette", stderr)
+	fs := newFlagSet("scenario from-cassette", stdout)
 	path := fs.String("cassette", "", "cassette `file` to convert")
 	out := fs.String("out", "", "scenario `file` to write (default: stdout)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
+		fmt.Fprintf(stdout, "llmproxy scenario from-cassette writes a scenario that answers a cassette's recorded conversations with the same text and tool calls.\n\nUsage:\n  llmproxy scenario from-cassette --cassette FILE [--out FILE]\n")
 	}
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err

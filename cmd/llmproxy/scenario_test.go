@@ -77,7 +77,7 @@ func TestScenarioCheckCLI(t *testing.T) {
 	if code, _, stderr := runCLI(t, "scenario", "play"); code != 2 || !strings.Contains(stderr, `unknown subcommand "play"`) {
 		t.Errorf("scenario play: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "scenario", "check", "-h"); code != 0 || !strings.HasPrefix(stderr, "llmproxy scenario check checks") {
-		t.Errorf("check -h: exit %d, %s", code, stderr)
+	if code, stdout, _ := runCLI(t, "scenario", "check", "-h"); code != 0 || !strings.HasPrefix(stdout, "llmproxy scenario check checks") {
+		t.Errorf("check -h: exit %d, %s", code, stdout)
 	}
 }

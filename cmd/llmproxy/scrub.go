@@ -17,7 +17,7 @@ import (
 // runScrub rewrites the tool rounds of a cassette into preset fixtures
 // (docs/scrub.md): the flags, and the report of what fixture.ScrubFile did.
 func runScrub(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("scrub", stderr)
+	fs := newFlagSet("scrub", stdout)
 	path := fs.String("cassette", "", "cassette `file` to scrub (rewritten in place unless --out is given)")
 	var mapSpecs listFlag
 	fs.Var(&mapSpecs, "map", "substitute an application tool as a preset: `TOOL=PRESET` (repeatable)")

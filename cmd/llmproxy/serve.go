@@ -48,6 +48,8 @@ type serveConfig struct {
 	lockTimeout     time.Duration
 	failOnUnused    bool
 	shutdownTimeout time.Duration
+	killGrace       time.Duration
+	report          string
 	overwrite       bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
@@ -57,8 +59,8 @@ type serveConfig struct {
 // flags returns the FlagSet of c.mode's command: the flags every serving
 // command takes, the upstream timeout where requests are forwarded (record,
 // auto), and the replay flags where recordings are served (replay, auto).
-func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet(name, stderr)
+func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
+	fs := newFlagSet(name, help)
 	fs.StringVar(&c.cassette, "cassette", "", "cassette `file`")
 	fs.StringVar(&c.cassetteDir, "cassette-dir", "", "`dir`ectory of cassettes chosen per request by the X-Llmproxy-Cassette header")
 	fs.IntVar(&c.maxOpen, "max-open-cassettes", proxy.DefaultMaxOpenCassettes, "with --cassette-dir, how many cassettes stay open (the least recently used is closed, and reopened on demand)")
@@ -66,8 +68,8 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.upstreams, "upstream", "default upstream `URL`, or NAME=URL to add or override a named one (repeatable)")
 	fs.Var(&c.ignore, "ignore", "gjson `path` left out of body matching (repeatable)")
 	fs.StringVar(&c.rules, "rules", "", "JSON `file` of match rules: ignore, ignore_by_kind, ignore_query, headers (merged with --ignore)")
-	fs.Int64Var(&c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body in `bytes` (over it: 413)")
-	fs.Int64Var(&c.maxBodyTotal, "max-body-total", 0, "largest total of request bodies in flight in `bytes`, 0 for 4 × --max-body (over it: 503)")
+	sizeVar(fs, &c.maxBody, "max-body", proxy.DefaultMaxBody, "largest request body, a `size` in bytes or with a unit: KB, MB, GB (1000s), KiB, MiB, GiB (1024s) (over it: 413)")
+	sizeVar(fs, &c.maxBodyTotal, "max-body-total", 0, "largest total of request bodies in flight, a `size`, 0 for 4 × --max-body (over it: 503)")
 	fs.Var(&c.redactHeaders, "redact-header", "extra request header `name` to redact (repeatable)")
 	fs.Var(&c.redactJSON, "redact-json", "gjson `path` in request bodies to redact (repeatable)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "`token` required for /_llmproxy/ (required when listening beyond loopback)")
@@ -77,13 +79,15 @@ func (c *serveConfig) flags(name string, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long shutdown waits for requests in flight")
+	reportFlag(fs, &c.report)
+	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	if c.mode == proxy.ModeRecord {
 		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
 	}
 	if c.mode != proxy.ModeReplay {
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
-		fs.Int64Var(&c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, in `bytes` (over it: the response is cut, nothing recorded)")
+		sizeVar(fs, &c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, a `size` (over it: the response is cut, nothing recorded)")
 	}
 	if c.mode != proxy.ModeRecord {
 		fs.StringVar(&c.onExhausted, "on-exhausted", "reject", "`policy` when a request's recordings are used up: reject, repeat-last or restart")
@@ -132,7 +136,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	fs := c.flags(name, stderr)
+	fs := c.flags(name, stdout)
 	if c.fromEnv, err = parseFlagsFrom(fs, args, nil); err != nil {
 		return err
 	}
@@ -144,6 +148,12 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
 	}
 	c.logs.underCommand(fs, cr)
+	if c.killGrace <= 0 {
+		return usagef("%s %s: must be positive", c.source("kill-grace"), c.killGrace)
+	}
+	if cr != nil {
+		cr.grace = c.killGrace
+	}
 	if (c.cassette == "") == (c.cassetteDir == "") {
 		return usagef("%s: give exactly one of --cassette and --cassette-dir (or %s, %s)", name, envName("cassette"), envName("cassette-dir"))
 	}
@@ -156,8 +166,14 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		return err
 	}
 	defer cleanup()
+	var rl *runLog
 	if cr != nil {
-		cfg.OnMiss = cr.misses.add
+		rl = &cr.log
+	} else if c.report != "" {
+		rl = &runLog{}
+	}
+	if rl != nil {
+		cfg.OnMiss, cfg.OnFailure = rl.misses.add, rl.failures.add
 	}
 	srv, err := proxy.New(cfg)
 	if err != nil {
@@ -167,7 +183,7 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	hs := c.httpServer(srv, cfg.Logger)
 	hs.RegisterOnShutdown(srv.EndLiveViews)
 	sv := listener{server: hs, logger: cfg.Logger, listen: c.listen, listenFrom: c.source("listen"),
-		shutdownTimeout: c.shutdownTimeout, cr: cr}
+		shutdownTimeout: c.shutdownTimeout, cr: cr, report: reportWriter(name, c.report, cr, rl, srv)}
 	if c.failOnUnused {
 		sv.unused = func() (string, error) { return unusedReport(srv) }
 	}
@@ -187,6 +203,9 @@ type listener struct {
 	// unused, when not nil (--fail-on-unused), lists what was never
 	// served, or "" when everything was.
 	unused func() (string, error)
+	// report, when not nil (-- CMD, --report), writes the report of the
+	// run once it ended, and returns its path.
+	report func(cmdStatus *int) (string, error)
 }
 
 // run listens, prints the listening line and serves. The signal handlers
@@ -210,7 +229,7 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 
 	if sv.cr != nil {
 		return sv.cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
-			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger) }, sv.unused)
+			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger) }, sv.unused, sv.report)
 	}
 	select {
 	case err := <-served:
@@ -222,6 +241,13 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 	case s := <-ch:
 		sv.logger.Info("shutting down", "signal", s.String())
 		shutdown(hs, ch, sv.shutdownTimeout, sv.logger)
+	}
+	if sv.report != nil {
+		path, err := sv.report(nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
 	}
 	if sv.unused != nil {
 		report, err := sv.unused()
@@ -338,13 +364,10 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		}
 	}
 	if c.maxBody <= 0 {
-		return cfg, nil, usagef("%s %d: must be positive", c.source("max-body"), c.maxBody)
-	}
-	if c.maxBodyTotal < 0 {
-		return cfg, nil, usagef("%s %d: must not be negative", c.source("max-body-total"), c.maxBodyTotal)
+		return cfg, nil, usagef("%s %s: must be positive", c.source("max-body"), formatSize(c.maxBody))
 	}
 	if c.mode != proxy.ModeReplay && c.maxResponse <= 0 {
-		return cfg, nil, usagef("%s %d: must be positive", c.source("max-response"), c.maxResponse)
+		return cfg, nil, usagef("%s %s: must be positive", c.source("max-response"), formatSize(c.maxResponse))
 	}
 	for name, d := range map[string]time.Duration{"read-timeout": c.readTimeout, "idle-timeout": c.idleTimeout} {
 		if d <= 0 {

@@ -28,7 +28,7 @@ func buildVersion(info *debug.BuildInfo, ok bool) string {
 
 // runVersion prints "llmproxy VERSION".
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("version", stderr)
+	fs := newFlagSet("version", stdout)
 	if err := parseFlags(fs, args, nil); err != nil {
 		return err
 	}

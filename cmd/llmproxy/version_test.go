@@ -69,7 +69,7 @@ func TestUsage(t *testing.T) {
 func TestHelpCommand(t *testing.T) {
 	for _, c := range commands() {
 		code, stdout, _ := runCLI(t, "help", c.name)
-		_, _, want := runCLI(t, c.name, "-h")
+		_, want, _ := runCLI(t, c.name, "-h")
 		if code != 0 || stdout != want || !strings.HasPrefix(stdout, "llmproxy "+c.name+" ") {
 			t.Errorf("llmproxy help %s: exit %d, stdout %q; want 0 and %q", c.name, code, stdout, want)
 		}

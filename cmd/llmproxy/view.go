@@ -19,7 +19,7 @@ import (
 // runView serves the web view of one cassette, or of scenario files,
 // read-only, until a signal.
 func runView(ctx context.Context, args []string, stdout, stderr io.Writer, sig func() (<-chan os.Signal, func())) error {
-	fs := newFlagSet("view", stderr)
+	fs := newFlagSet("view", stdout)
 	path := fs.String("cassette", "", "cassette `file` to show (opened read-only)")
 	var scenarios listFlag
 	fs.Var(&scenarios, "scenario", "scenario `file` to show as a graph (repeatable)")
