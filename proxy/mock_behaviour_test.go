@@ -418,7 +418,8 @@ func TestMockExhaustedAndMaxSteps(t *testing.T) {
 			m := startMock(t, []string{script(tt.extra)})
 			var got []string
 			for range tt.want {
-				st, h, body := m.post("/anthropic/v1/messages", "", `{"model":"claude-sonnet-4-6","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+				// The requests carry no history: the conversation is named.
+				st, h, body := m.post("/anthropic/v1/messages", "c", `{"model":"claude-sonnet-4-6","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
 				switch {
 				case st == 400 && h.Get(proxy.MissHeader) == "1" && strings.Contains(body, "scenario_miss"):
 					got = append(got, "miss")

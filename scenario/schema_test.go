@@ -23,28 +23,31 @@ const schemaFile = "../docs/scenario.schema.json"
 // Schema can express its problem (and so rejects the file) or not (and so
 // accepts it: the problem is one only scenario check finds).
 var schemaExpresses = map[string]bool{
-	"arguments-schema.yaml": true,
-	"bad-duration.yaml":     true,
-	"bad-regexp.yaml":       false, // RE2 syntax
-	"complete-then.yaml":    true,
-	"duplicate-id.yaml":     false, // ids across steps and calls
-	"error-answer.yaml":     true,
-	"error-mixed.yaml":      true,
-	"many-errors.json":      true,
-	"name.yaml":             true,
-	"no-steps.yaml":         true,
-	"not-a-mapping.yaml":    true,
-	"result-schema.yaml":    true,
-	"text-condition.yaml":   true,
-	"then-unknown.yaml":     false, // then targets
-	"tool-call-kind.yaml":   true,
-	"unknown-key.yaml":      true,
-	"unknown-preset.yaml":   true,
-	"unreachable.yaml":      false, // the graph
-	"unused-fixture.yaml":   false, // uses across the file
-	"usage.yaml":            true,  // (reasoning above output is check's alone)
-	"version.yaml":          true,
-	"wrong-type.yaml":       true,
+	"arguments-schema.yaml":  true,
+	"bad-duration.yaml":      true,
+	"bad-regexp.yaml":        false, // RE2 syntax
+	"complete-then.yaml":     true,
+	"duplicate-id.yaml":      false, // ids across steps and calls
+	"error-answer.yaml":      true,
+	"error-mixed.yaml":       true,
+	"many-errors.json":       true,
+	"name.yaml":              true,
+	"no-entry.yaml":          false, // the graph
+	"no-steps.yaml":          true,
+	"not-a-mapping.yaml":     true,
+	"result-schema.yaml":     true,
+	"start-type.yaml":        true,
+	"start-unreachable.yaml": false, // the graph
+	"text-condition.yaml":    true,
+	"then-unknown.yaml":      false, // then targets
+	"tool-call-kind.yaml":    true,
+	"unknown-key.yaml":       true,
+	"unknown-preset.yaml":    true,
+	"unreachable.yaml":       false, // the graph
+	"unused-fixture.yaml":    false, // uses across the file
+	"usage.yaml":             true,  // (reasoning above output is check's alone)
+	"version.yaml":           true,
+	"wrong-type.yaml":        true,
 }
 
 // TestSchemaPresetParts: the parts of the schema that come from the presets
