@@ -138,7 +138,7 @@ func (e *Engine) Answer(req Request) (*Pending, error) {
 // answerRead answers a request whose conversation is read from the request.
 func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
 	key := RequestKey(req.Body)
-	conv, miss := e.locate(req, v, key)
+	conv, kept, miss := e.locate(req, v, key)
 	if miss != nil {
 		return nil, miss
 	}
@@ -146,8 +146,11 @@ func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
 	step, miss := e.pick(conv, v)
 	if miss != nil {
 		miss.Position = conv.describe(e.prog)
-		if miss.Note == "" {
-			miss.Note = "requests that carry the same history are one conversation: where two must get different answers, name each with the X-Llmproxy-Conversation header"
+		if (kept || miss.Reason != "") && miss.Note == "" {
+			miss.Note = sameHistory
+			if kept {
+				miss.Note = "a request with these very bytes was answered before by an error or a cut stream, and this one goes on from there; " + sameHistory
+			}
 		}
 		return nil, miss
 	}
@@ -155,6 +158,10 @@ func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
 	p.key = key
 	return p, nil
 }
+
+// sameHistory is the advice of a miss that may come from two conversations
+// mock cannot tell apart.
+const sameHistory = "requests that carry the same history are one conversation: where two must get different answers, name each with the X-Llmproxy-Conversation header"
 
 // conversation returns the named conversation, creating it on first use and
 // forgetting the least recently used past MaxConversations.

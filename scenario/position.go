@@ -101,14 +101,14 @@ func writtenAnswers(v *view) []written {
 
 // locate reads a request's position: from the answer its
 // previous_response_id names, or the start, through the answers it echoes,
-// then past the silent answers a request with the same key was given.
-func (e *Engine) locate(req *Request, v *view, key [32]byte) (*conversation, *Miss) {
+// then past the silent answers a request with the same key was given
+// (kept says there were).
+func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation, kept bool, miss *Miss) {
 	p := e.prog
-	var conv *conversation
 	if prev := req.Parsed.Previous; prev != "" {
 		bases, ok := e.byID.get(prev)
 		if !ok {
-			return nil, &Miss{Scenario: p.name, Conversation: prev, Reason: fmt.Sprintf(
+			return nil, false, &Miss{Scenario: p.name, Conversation: prev, Reason: fmt.Sprintf(
 				"previous_response_id %q names no answer this engine gave (or one it forgot: it remembers %d); was the mock restarted?", prev, MaxConversations)}
 		}
 		conv = e.pickBase(bases, v).clone()
@@ -119,9 +119,9 @@ func (e *Engine) locate(req *Request, v *view, key [32]byte) (*conversation, *Mi
 		e.follow(conv, &w)
 	}
 	if s, ok := e.silent.get(string(key[:])); ok {
-		conv = s.clone()
+		return s.clone(), true, nil
 	}
-	return conv, nil
+	return conv, false, nil
 }
 
 // pickBase returns, of the positions an answer id names (several when

@@ -156,15 +156,40 @@ func TestNamedConversationOverrides(t *testing.T) {
 }
 
 // TestIndistinguishableRequestsMissSaysSo: a miss of a conversation read
-// from the request says where the request put it and that identical
-// requests are one conversation unless named.
+// from the request says where the request put it; where the request's
+// bytes met a kept position (another test sent the same request) or the
+// conversation ended, it says that identical requests are one conversation
+// unless named.
 func TestIndistinguishableRequestsMissSaysSo(t *testing.T) {
-	e := steps(t, newcomer)
-	m := miss(t, e, request(t, "", wire.KindOpenAIChat, chat(user("nothing fits"))))
+	e := steps(t, `
+  - id: busy
+    when: {latest-user: {contains: busy}}
+    respond: {error: {status: 429, message: "Slow down"}}
+    then: answer
+  - id: answer
+    when: {latest-user: {contains: "busy, retried"}}
+    respond: {text: "Done."}
+    complete: true
+`)
+	plain := miss(t, e, request(t, "", wire.KindOpenAIChat, chat(user("nothing fits"))))
+	if msg := plain.Error(); !strings.Contains(msg, "read from the request: at the start") || strings.Contains(msg, "X-Llmproxy-Conversation") {
+		t.Errorf("a plain miss: %s", msg)
+	}
+	// Two tests send "busy": the first gets the 429, the second's identical
+	// request goes on after it, where its condition fails.
+	answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("busy"))))
+	m := miss(t, e, request(t, "", wire.KindOpenAIChat, chat(user("busy"))))
 	msg := m.Error()
-	for _, want := range []string{"read from the request: at the start", "X-Llmproxy-Conversation", "same history"} {
+	for _, want := range []string{`read from the request: after step "busy", 1 answer`, "these very bytes was answered before", "X-Llmproxy-Conversation"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("miss lacks %q: %s", want, msg)
+		}
+	}
+	// Named, each test has its own.
+	for _, name := range []string{"test-1", "test-2"} {
+		p, err := e.Answer(request(t, name, wire.KindOpenAIChat, chat(user("busy"))))
+		if err != nil || p.Step != "busy" {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
