@@ -32,8 +32,9 @@ const (
 	// ScenarioHeader picks the scenario of a request when mock serves
 	// several.
 	ScenarioHeader = "X-Llmproxy-Scenario"
-	// ConversationHeader picks the conversation of a request; without it a
-	// request belongs to scenario.DefaultConversation.
+	// ConversationHeader names the conversation of a request, whose
+	// position the engine then keeps; without it the position is read from
+	// the request itself (package scenario).
 	ConversationHeader = "X-Llmproxy-Conversation"
 	// maxMockFixtures bounds the call ids the fixtures endpoint remembers.
 	maxMockFixtures = 100000
@@ -135,6 +136,16 @@ func (m *mocker) take(ctx context.Context, scenarioName, conv string) (func(), e
 	}
 }
 
+// turnKey is what requests answered one at a time share: the conversation
+// the header names, else (the position read from the request) the body.
+func turnKey(conv string, body []byte) string {
+	if conv != "" {
+		return "conversation\x00" + conv
+	}
+	k := scenario.RequestKey(body)
+	return "request\x00" + string(k[:])
+}
+
 // engine returns the engine a request names, or the message of a 400.
 func (m *mocker) engine(r *http.Request) (*scenario.Engine, string) {
 	name := r.Header.Get(ScenarioHeader)
@@ -190,9 +201,6 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 	// redacted as replay's is; the engine reads the request as sent.
 	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body,
 		loggedPath: m.redactor.Path(rt.path), logged: m.redactor.Body(body), conv: r.Header.Get(ConversationHeader)}
-	if x.conv == "" {
-		x.conv = scenario.DefaultConversation
-	}
 	eng, msg := m.engine(r)
 	if eng == nil {
 		m.refuse(w, x, http.StatusBadRequest, msg)
@@ -219,16 +227,21 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	opts := wire.OptionsOf(kind, path, parsed, body)
-	done, err := m.take(r.Context(), eng.Name(), x.conv)
+	done, err := m.take(r.Context(), eng.Name(), turnKey(x.conv, body))
 	if err != nil {
 		return // the client left while an earlier request of its conversation was answered
 	}
 	defer done()
 	p, err := eng.Answer(scenario.Request{Conversation: x.conv, Parsed: parsed, Body: body})
+	var miss *scenario.Miss
+	if errors.As(err, &miss) {
+		x.conv = miss.Conversation
+	}
 	if err != nil {
 		m.miss(w, x, err)
 		return
 	}
+	x.conv = p.Conversation
 	m.deliver(w, x, p, opts)
 }
 

@@ -449,7 +449,8 @@ func TestMockExhaustedAndMaxSteps(t *testing.T) {
 			m := startMock(t, []string{script(tt.extra)})
 			var got []string
 			for range tt.want {
-				st, h, body := m.post("/anthropic/v1/messages", "", `{"model":"claude-sonnet-4-6","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
+				// The requests carry no history: the conversation is named.
+				st, h, body := m.post("/anthropic/v1/messages", "c", `{"model":"claude-sonnet-4-6","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`)
 				switch {
 				case st == 400 && h.Get(proxy.MissHeader) == "1" && strings.Contains(body, "scenario_miss"):
 					got = append(got, "miss")
@@ -510,5 +511,25 @@ func TestMockOllamaGenerate(t *testing.T) {
 				t.Errorf("response %q", text.String())
 			}
 		})
+	}
+}
+
+// TestMockConversationNames: a conversation name longer than 256 bytes is a
+// clear 400; past 10 000 named conversations a new one, default included,
+// is still answered (the least recently used is forgotten).
+func TestMockConversationNames(t *testing.T) {
+	m := startMock(t, []string{"version: 1\nname: names\nsteps:\n  - respond: {text: hi}\n"})
+	body := `{"model":"m","messages":[{"role":"user","content":"q"}]}`
+	st, _, resp := m.post("/v1/chat/completions", strings.Repeat("x", 257), body)
+	if st != 400 || !strings.Contains(resp, "conversation name too long") || !strings.Contains(resp, "at most 256") {
+		t.Errorf("a 257-byte name: %d %s", st, resp)
+	}
+	for i := range 10001 {
+		if st, _, resp := m.post("/v1/chat/completions", fmt.Sprint("c", i), body); st != 200 {
+			t.Fatalf("conversation %d: %d %s", i, st, resp)
+		}
+	}
+	if st, _, resp := m.post("/v1/chat/completions", "default", body); st != 200 {
+		t.Errorf("default after 10 001 conversations: %d %s", st, resp)
 	}
 }

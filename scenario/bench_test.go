@@ -41,27 +41,94 @@ func BenchmarkAnswer(b *testing.B) {
 	}
 }
 
-// BenchmarkAnswerFlat answers alternately from a 10-step and a 10 000-step
-// linear scenario and reports how much slower the large one is, measured in
-// the same run (ratio-10000/10; 1.0 is flat).
+// flatEngine is a flat list of n stubs: step i answers "q<i>" with "a<i>",
+// and a conversation goes from one to the next.
+func flatEngine(b *testing.B, n int) *scenario.Engine {
+	sb := scenario.New(fmt.Sprintf("flat-%d", n)).OnExhausted(scenario.Restart)
+	for i := range n {
+		sb.Step(fmt.Sprintf("s%d", i)).WhenLatestUser(scenario.Equals(fmt.Sprint("q", i))).Text(fmt.Sprint("a", i))
+	}
+	return build(b, sb)
+}
+
+// flatRequests returns 10 000 requests of convs conversations read from
+// the request (no header) against a flat list of n steps: conversation c,
+// after its answer to question k, asks question k+1; each has a system
+// prompt of its own. With one conversation they are 10 000 copies of its
+// request, so that every configuration reads its requests from as much
+// memory.
+func flatRequests(b *testing.B, n, convs int) []scenario.Request {
+	out := make([]scenario.Request, 10000)
+	for r := range out {
+		c := r % convs
+		k := c % (n - 1)
+		out[r] = request(b, "", wire.KindOpenAIChat, chat(
+			`{"role":"system","content":"conversation `+fmt.Sprint(c)+`"}`,
+			user(fmt.Sprint("q", k)), `{"role":"assistant","content":"a`+fmt.Sprint(k)+`"}`, user(fmt.Sprint("q", k+1))))
+	}
+	return out
+}
+
+// BenchmarkAnswerFlat answers, interleaved in one run, from flat lists of
+// 10 and 10 000 steps, for 1 and for 10 000 conversations read from their
+// requests (the engine also keeping 10 000 named conversations and 10 000
+// Responses answers by id), and reports each ns/answer and the slowest over
+// the fastest (ratio-max/min; 1.0 is flat). An answer reads its request's
+// history and tries the candidates; neither the steps nor the
+// conversations served should make it slower.
 func BenchmarkAnswerFlat(b *testing.B) {
-	engines := [2]*scenario.Engine{linear(b, 10), linear(b, 10000)}
-	req := request(b, "bench", wire.KindOpenAIChat, chat(user("next?")))
-	var spent [2]time.Duration
+	type config struct {
+		name string
+		e    *scenario.Engine
+		reqs []scenario.Request
+	}
+	var configs []config
+	for _, steps := range []int{10, 10000} {
+		for _, convs := range []int{1, 10000} {
+			e := flatEngine(b, steps)
+			if convs > 1 {
+				fill(b, e, convs)
+			}
+			configs = append(configs, config{fmt.Sprintf("steps=%d/convs=%d", steps, convs), e, flatRequests(b, steps, convs)})
+		}
+	}
+	spent := make([]time.Duration, len(configs))
+	k := 0
 	for b.Loop() {
-		for i, e := range engines {
+		for i, c := range configs {
+			req := c.reqs[k%len(c.reqs)]
 			start := time.Now()
-			p, err := e.Answer(req)
+			p, err := c.e.Answer(req)
 			if err != nil {
 				b.Fatal(err)
 			}
 			p.Commit()
 			spent[i] += time.Since(start)
 		}
+		k++
 	}
-	b.ReportMetric(float64(spent[1])/float64(spent[0]), "ratio-10000/10")
-	b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "ns/answer-10")
-	b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "ns/answer-10000")
+	lo, hi := spent[0], spent[0]
+	for i, c := range configs {
+		lo, hi = min(lo, spent[i]), max(hi, spent[i])
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), "ns/answer-"+c.name)
+	}
+	b.ReportMetric(float64(hi)/float64(lo), "ratio-max/min")
+}
+
+// fill has e keep n named conversations and n Responses answers by id.
+func fill(b *testing.B, e *scenario.Engine, n int) {
+	for c := range n {
+		for _, req := range []scenario.Request{
+			request(b, fmt.Sprint("named-", c), wire.KindOpenAIChat, chat(user("q0"))),
+			request(b, "", wire.KindOpenAIResponses, `{"model":"m","instructions":"c`+fmt.Sprint(c)+`","input":"q0"}`),
+		} {
+			p, err := e.Answer(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Commit()
+		}
+	}
 }
 
 // brokenFile is a scenario file of n steps, each with a problem the decoder

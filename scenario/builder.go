@@ -354,6 +354,20 @@ func (sb *StepBuilder) Then(ids ...string) *StepBuilder {
 	return sb
 }
 
+// Start makes the step an entry step: one that may begin a conversation
+// (start: true). The first step is one unless NoStart says otherwise.
+func (sb *StepBuilder) Start() *StepBuilder {
+	sb.step().Start = new(true)
+	return sb
+}
+
+// NoStart makes the step no entry step (start: false): meant for the first
+// step, which is one by default.
+func (sb *StepBuilder) NoStart() *StepBuilder {
+	sb.step().Start = new(false)
+	return sb
+}
+
 // Complete ends the conversation at this step.
 func (sb *StepBuilder) Complete() *StepBuilder {
 	sb.step().Complete = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,17 @@ type program struct {
 	steps       []cstep
 	index       map[string]int // step id → position
 	fixtures    map[string]*Fixture
+	// entries are the steps that may begin a conversation, in file order;
+	// flat says every step is one (no step has a then or a start key).
+	entries []int
+	flat    bool
+	// starts indexes the entries for the first request: by the value of a
+	// latest-user equals condition, and the entries without one (loose).
+	starts        entryIndex
+	silentEntries []int // the entries that are silent, in file order
+	// writers indexes the steps by the text they answer (whitespace
+	// removed), to find which step wrote an assistant turn.
+	writers map[string][]int
 }
 
 // cstep is a step ready to answer.
@@ -40,6 +52,10 @@ type cstep struct {
 	// are none and the conversation is exhausted.
 	next  []int
 	ended bool
+	// entry says the step may begin a conversation; silent says its answer
+	// never shows in a later request's history (an error, a cut stream).
+	entry  bool
+	silent bool
 }
 
 // ccall is a tool call of an answer with its name and arguments resolved.
@@ -113,9 +129,10 @@ func compile(s *Scenario) (*program, ErrorList) {
 	for i, st := range s.Steps {
 		linked = linkStep(&p, prog, i, &st, near) && linked
 	}
-	if linked { // with a then naming no step nor one close to a step's id, what is reachable is a guess
-		for _, i := range unreachable(prog.steps) {
-			p.add(stepLoc(i, ids[i]), "no path from the first step reaches this step")
+	markEntries(&p, prog, s.Steps)
+	if linked && len(prog.entries) > 0 { // with a then naming no step nor one close to a step's id, what is reachable is a guess
+		for _, i := range unreachable(prog.steps, prog.entries) {
+			p.add(stepLoc(i, ids[i]), "no path from an entry step (the first step, or one with start: true) reaches this step")
 			p.last().rule = ruleUnreachable
 		}
 	}
@@ -493,15 +510,46 @@ func linkStep(p *problems, prog *program, i int, st *Step, near *nearIDs) bool {
 	return linked
 }
 
-// unreachable returns the steps that no path from the first step reaches, in
-// order.
-func unreachable(steps []cstep) []int {
-	if len(steps) == 0 {
-		return nil
+// markEntries finds the entry steps: every step of a flat list (no step
+// has a then or a start key), else the first step unless it says start:
+// false, and every step with start: true. A scenario with steps but no
+// entry is a problem, reported at the first step's start key.
+func markEntries(p *problems, prog *program, steps []Step) {
+	prog.flat = !slices.ContainsFunc(steps, func(st Step) bool { return st.Then != nil || st.Start != nil })
+	for i, st := range steps {
+		entry := prog.flat || (i == 0 && st.Start == nil) || (st.Start != nil && *st.Start)
+		prog.steps[i].entry = entry
+		if entry {
+			prog.entries = append(prog.entries, i)
+		}
+		a := &st.Respond
+		prog.steps[i].silent = a.Error != nil || a.CutAfter > 0
 	}
+	if len(steps) > 0 && len(prog.entries) == 0 {
+		p.add(stepLoc(0, prog.steps[0].id).key("start"), "no step may begin a conversation: the first step says start: false and no step says start: true")
+	}
+	prog.starts = indexEntries(prog)
+	prog.writers = map[string][]int{}
+	for i := range prog.steps {
+		if st := &prog.steps[i]; st.answer.Error == nil {
+			names := make([]string, len(st.calls))
+			for k, c := range st.calls {
+				names[k] = c.name
+			}
+			k := writerKey(textKey(st.answer.Text), names)
+			prog.writers[k] = append(prog.writers[k], i)
+		}
+	}
+}
+
+// unreachable returns the steps that no path from an entry step reaches, in
+// order.
+func unreachable(steps []cstep, entries []int) []int {
 	seen := make([]bool, len(steps))
-	seen[0] = true
-	queue := []int{0}
+	queue := slices.Clone(entries)
+	for _, i := range entries {
+		seen[i] = true
+	}
 	for len(queue) > 0 {
 		i := queue[0]
 		queue = queue[1:]

@@ -141,7 +141,7 @@ func (d *decoder) step(n *yaml.Node, i int) Step {
 		id = "step-" + strconv.Itoa(i+1)
 	}
 	l := stepLoc(i, id)
-	m := d.mapping(n, l, "a step", "id", "when", "respond", "then", "complete")
+	m := d.mapping(n, l, "a step", "id", "when", "respond", "then", "complete", "start")
 	if m == nil {
 		return st
 	}
@@ -161,6 +161,9 @@ func (d *decoder) step(n *yaml.Node, i int) Step {
 	}
 	if e, ok := m["complete"]; ok {
 		st.Complete = d.boolean(e, l.key("complete"))
+	}
+	if e, ok := m["start"]; ok {
+		st.Start = new(d.boolean(e, l.key("start")))
 	}
 	return st
 }

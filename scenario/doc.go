@@ -24,8 +24,14 @@
 //
 // An Engine serves one scenario to any number of conversations, each keeping
 // its own position. A request is answered by the first of its conversation's
-// candidates whose conditions hold: the first step before any answer, then
-// the Then of the step last answered. Engine.Answer returns the answer
+// candidates whose conditions hold: the entry steps (the first step, those
+// with Start, or every step of a flat list) before any answer, then the Then
+// of the step last answered. A request that names no conversation carries
+// its position: the answers its history echoes are walked from the entry
+// steps to the steps that wrote them (by text and calls), and what no
+// history shows (an error or a cut stream answered to the same bytes, the
+// answer a Responses previous_response_id names) is kept by the engine. A
+// named conversation's position is kept by the engine. Engine.Answer returns the answer
 // pending; the serving layer delivers its Delivery (a wire.Answer and how to
 // send it) and then calls Commit. Only a commit moves the conversation on,
 // so an answer the client did not receive whole changes nothing, and
@@ -46,9 +52,14 @@
 //     A tool result sent as a JSON string holding JSON (as OpenAI's wire
 //     carries it) is compared by the JSON it holds.
 //   - The cost of an answer does not grow with the number of steps: steps
-//     are indexed by id and only the candidates are tried.
+//     are indexed and only the candidates are tried.
 //   - An Engine is safe for concurrent use; conversations are independent.
-//     The conversations it holds are bounded by MaxConversations, and the
-//     calls each remembers (for requests that name a call only by id) by a
-//     fixed count.
+//     What it keeps (named conversations, positions after silent answers,
+//     Responses answers by id) is bounded by MaxConversations each, the least
+//     recently used forgotten, and the calls each conversation remembers (for
+//     requests that name a call only by id) by a fixed count.
+//   - Reading a request's position costs one pass over its history: echoed
+//     answers are found by their text and call names, first requests' entry
+//     steps by a latest-user equals text; no step or conversation is
+//     scanned.
 package scenario

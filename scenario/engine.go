@@ -10,11 +10,13 @@ import (
 )
 
 const (
-	// DefaultConversation is the conversation of a request that names none.
-	DefaultConversation = "default"
-	// MaxConversations bounds the conversations one Engine holds; a request
-	// naming one more is refused with ErrTooManyConversations.
+	// MaxConversations bounds the named conversations one Engine keeps, and
+	// the answers it remembers for requests that read their position from
+	// themselves; past it the least recently used is forgotten.
 	MaxConversations = 10000
+	// MaxConversationName bounds the length in bytes of a conversation's
+	// name; a longer one is ErrConversationName.
+	MaxConversationName = 256
 	// DefaultModel is the model named in answers when neither the request
 	// nor the scenario names one.
 	DefaultModel = "llmproxy-scenario"
@@ -34,8 +36,14 @@ type Engine struct {
 	prog  *program
 	model *Scenario // as given, for Scenario
 
-	mu    sync.Mutex
-	convs map[string]*conversation
+	convs *lru[*conversation] // named conversations, by name
+
+	// silent holds, by request key, where a request's conversation stands
+	// after answers that leave no trace in a later request (errors, cut
+	// streams); byID, by response id, where a conversation stands after an
+	// answer, for requests that continue one by its id.
+	silent *lru[*conversation]
+	byID   *lru[[]*conversation]
 
 	reachedMu sync.Mutex
 	reached   []int // answers committed, by step
@@ -45,12 +53,17 @@ type Engine struct {
 
 // conversation is one conversation's position.
 type conversation struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // held while a named conversation answers
+	name     string
 	last     int // step last answered; -1 before the first answer
 	answers  int // answers delivered, counting from 0
 	defaults map[string]int
 	calls    map[string]rememberedCall
 	order    []string // call ids in the order remembered, to forget the oldest
+}
+
+func newConversation(name string) *conversation {
+	return &conversation{name: name, last: -1, defaults: map[string]int{}, calls: map[string]rememberedCall{}}
 }
 
 // NewEngine checks a scenario and returns an engine that serves it. An
@@ -60,7 +73,11 @@ func NewEngine(s *Scenario) (*Engine, error) {
 	if errs != nil {
 		return nil, errs.sorted()
 	}
-	return &Engine{prog: prog, model: s.clone(), convs: map[string]*conversation{}, reached: make([]int, len(prog.steps))}, nil
+	return &Engine{
+		prog: prog, model: s.clone(), reached: make([]int, len(prog.steps)),
+		convs: newLRU[*conversation](MaxConversations), silent: newLRU[*conversation](MaxConversations),
+		byID: newLRU[[]*conversation](MaxConversations),
+	}, nil
 }
 
 // Name returns the scenario's name.
@@ -68,8 +85,9 @@ func (e *Engine) Name() string { return e.prog.name }
 
 // Request is a request as the engine reads it.
 type Request struct {
-	// Conversation names the conversation (the X-Llmproxy-Conversation
-	// header); "" is DefaultConversation.
+	// Conversation names a conversation the engine keeps (the
+	// X-Llmproxy-Conversation header); "" reads the conversation's position
+	// from the request itself (see the package doc).
 	Conversation string
 	// Parsed is the body as wire.ParseRequest reads it; its Kind is the
 	// request's API kind.
@@ -86,6 +104,9 @@ type Pending struct {
 
 	e        *Engine
 	conv     *conversation
+	named    bool     // conv is a named conversation, shared
+	key      [32]byte // the request's key, for a conversation read from it
+	kind     wire.Kind
 	step     int
 	calls    []wire.ToolCall
 	defaults map[string]int // the default-id counts once this answer is delivered
@@ -96,83 +117,127 @@ type Pending struct {
 // When no step answers, the error is a *Miss wrapping ErrMiss and nothing
 // changes.
 func (e *Engine) Answer(req Request) (*Pending, error) {
-	name := req.Conversation
-	if name == "" {
-		name = DefaultConversation
+	v := newView(&req.Parsed, req.Body, nil)
+	if req.Conversation == "" {
+		return e.answerRead(&req, v)
 	}
-	conv, err := e.conversation(name)
+	conv, err := e.conversation(req.Conversation)
 	if err != nil {
 		return nil, err
 	}
 	conv.mu.Lock()
 	defer conv.mu.Unlock()
-	step, miss := e.pick(conv, name, &req)
+	v.recall = conv.recall
+	step, miss := e.pick(conv, v)
 	if miss != nil {
 		return nil, miss
 	}
-	pend, miss := e.prepare(conv, name, step, &req)
+	pend, miss := e.prepare(conv, step, &req)
 	if miss != nil {
 		return nil, miss
 	}
+	pend.named = true
 	return pend, nil
 }
 
-// conversation returns the named conversation, creating it on first use.
-func (e *Engine) conversation(name string) (*conversation, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if c, ok := e.convs[name]; ok {
-		return c, nil
+// answerRead answers a request whose conversation is read from the request.
+func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
+	key := RequestKey(req.Body)
+	conv, kept, miss := e.locate(req, v, key)
+	if miss != nil {
+		return nil, miss
 	}
-	if len(e.convs) >= MaxConversations {
-		return nil, fmt.Errorf("scenario %s: conversation %q: %w (%d)", e.prog.name, name, ErrTooManyConversations, MaxConversations)
+	v.recall = conv.recall
+	step, miss := e.pick(conv, v)
+	if miss != nil {
+		miss.Position = conv.describe(e.prog)
+		if (kept || miss.Reason != "") && miss.Note == "" {
+			miss.Note = sameHistory
+			if kept {
+				miss.Note = "a request with these very bytes was answered before by an error or a cut stream, and this one goes on from there; " + sameHistory
+			}
+		}
+		return nil, miss
 	}
-	c := &conversation{last: -1, defaults: map[string]int{}, calls: map[string]rememberedCall{}}
-	e.convs[name] = c
-	return c, nil
+	p, miss := e.prepare(conv, step, req)
+	if miss != nil {
+		return nil, miss
+	}
+	p.key = key
+	return p, nil
 }
 
-// pick returns the step that answers, or the miss. conv is locked.
-func (e *Engine) pick(conv *conversation, name string, req *Request) (int, *Miss) {
+// sameHistory is the advice of a miss that may come from two conversations
+// mock cannot tell apart.
+const sameHistory = "requests that carry the same history are one conversation: where two must get different answers, name each with the X-Llmproxy-Conversation header"
+
+// conversation returns the named conversation, creating it on first use and
+// forgetting the least recently used past MaxConversations.
+func (e *Engine) conversation(name string) (*conversation, error) {
+	if len(name) > MaxConversationName {
+		return nil, fmt.Errorf("scenario %s: conversation %q: %w (%d bytes, at most %d)", e.prog.name, shorten(name, 40), ErrConversationName, len(name), MaxConversationName)
+	}
+	return e.convs.getOrAdd(name, func() *conversation { return newConversation(name) }), nil
+}
+
+// pick returns the step that answers, or the miss. conv is locked or
+// private.
+func (e *Engine) pick(conv *conversation, v *view) (int, *Miss) {
 	p := e.prog
 	if p.maxSteps > 0 && conv.answers >= p.maxSteps {
-		return -1, &Miss{Scenario: p.name, Conversation: name,
+		return -1, &Miss{Scenario: p.name, Conversation: conv.name,
 			Reason: fmt.Sprintf("the conversation has had its %d answers (max-steps)", p.maxSteps)}
 	}
-	candidates := []int{0}
-	if conv.last >= 0 {
-		last := &p.steps[conv.last]
-		candidates = last.next
-		if last.ended {
-			switch p.onExhausted {
-			case RepeatLast:
-				return conv.last, nil
-			case Restart:
-				candidates = []int{0}
-			default:
-				return -1, &Miss{Scenario: p.name, Conversation: name,
-					Reason: fmt.Sprintf("the conversation ended at step %q (on-exhausted: reject)", last.id)}
-			}
+	var candidates []int
+	switch {
+	case conv.last < 0:
+		candidates = p.starts.lookup(v)
+	case p.steps[conv.last].ended:
+		switch p.onExhausted {
+		case RepeatLast:
+			return conv.last, nil
+		case Restart:
+			candidates = p.starts.lookup(v)
+		default:
+			return -1, &Miss{Scenario: p.name, Conversation: conv.name,
+				Reason: fmt.Sprintf("the conversation ended at step %q (on-exhausted: reject)", p.steps[conv.last].id)}
 		}
+	default:
+		candidates = p.steps[conv.last].next
 	}
-	v := newView(&req.Parsed, req.Body, conv.recall)
-	miss := &Miss{Scenario: p.name, Conversation: name}
 	for _, i := range candidates {
-		st := &p.steps[i]
-		failed := false
-		for _, c := range st.conds {
-			if ok, m := c.check(v); !ok {
-				m.Step = st.id
-				miss.Candidates = append(miss.Candidates, m)
-				failed = true
-				break
-			}
-		}
-		if !failed {
+		if _, ok := p.steps[i].holds(v); ok {
 			return i, nil
 		}
 	}
+	miss := &Miss{Scenario: p.name, Conversation: conv.name}
+	if conv.last < 0 || p.steps[conv.last].ended {
+		candidates = p.entries // the index may have left some out: name them all
+	}
+	for k, i := range candidates {
+		if k == maxListed {
+			miss.Note = fmt.Sprintf("%d more candidate steps are not listed", len(candidates)-k)
+			break
+		}
+		m, _ := p.steps[i].holds(v)
+		miss.Candidates = append(miss.Candidates, m)
+	}
 	return -1, miss
+}
+
+// maxListed bounds the candidate steps a miss lists.
+const maxListed = 20
+
+// holds reports whether the step's conditions hold for v; when they do
+// not, the miss names the first that failed.
+func (st *cstep) holds(v *view) (CandidateMiss, bool) {
+	for _, c := range st.conds {
+		if ok, m := c.check(v); !ok {
+			m.Step = st.id
+			return m, false
+		}
+	}
+	return CandidateMiss{}, true
 }
 
 // recall returns a call the conversation's answers made. conv is locked.
@@ -182,15 +247,15 @@ func (c *conversation) recall(id string) (rememberedCall, bool) {
 }
 
 // prepare builds the pending answer of a step, or the miss of a json
-// answer the request's schema refuses. conv is locked; nothing in it
-// changes until Commit.
-func (e *Engine) prepare(conv *conversation, name string, step int, req *Request) (*Pending, *Miss) {
+// answer the request's schema refuses. conv is locked or private; nothing
+// in it changes until Commit.
+func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, *Miss) {
 	p := e.prog
 	st := &p.steps[step]
 	a := &st.answer
-	pend := &Pending{e: e, conv: conv, step: step}
+	pend := &Pending{e: e, conv: conv, step: step, kind: req.Parsed.Kind}
 	d := &pend.Delivery
-	d.Scenario, d.Conversation, d.Step = p.name, name, st.id
+	d.Scenario, d.Conversation, d.Step = p.name, conv.name, st.id
 	d.Delay, d.Stream, d.CutAfter = st.delay, a.Stream, a.CutAfter
 	n := conv.answers + 1
 	ans := wire.Answer{Model: req.Parsed.Model, ID: a.ID, Created: a.Created}
@@ -220,7 +285,7 @@ func (e *Engine) prepare(conv *conversation, name string, step int, req *Request
 	if a.JSON != nil {
 		out, reason := answerJSON(&e.schemas, a.JSON, req)
 		if reason != "" {
-			return nil, &Miss{Scenario: p.name, Conversation: name, Reason: fmt.Sprintf("step %q: %s", st.id, reason)}
+			return nil, &Miss{Scenario: p.name, Conversation: conv.name, Reason: fmt.Sprintf("step %q: %s", st.id, reason)}
 		}
 		ans.Text = out.text
 		if out.tool != nil {
@@ -302,20 +367,31 @@ func defaultUsage(body []byte, a *wire.Answer) wire.Usage {
 func (p *Pending) Commit() {
 	p.once.Do(func() {
 		c := p.conv
-		c.mu.Lock()
-		c.last = p.step
-		c.answers++
-		for name, n := range p.defaults {
-			c.defaults[name] = max(c.defaults[name], n)
+		if p.named {
+			c.mu.Lock()
+			c.advance(p.step, p.calls, p.defaults)
+			c.mu.Unlock()
+		} else {
+			c.advance(p.step, p.calls, p.defaults)
+			p.e.keep(p, c)
 		}
-		for _, call := range p.calls {
-			c.remember(call)
-		}
-		c.mu.Unlock()
 		p.e.reachedMu.Lock()
 		p.e.reached[p.step]++
 		p.e.reachedMu.Unlock()
 	})
+}
+
+// advance moves the conversation past step, which made calls and left the
+// default-id counts at defaults. c is locked or private.
+func (c *conversation) advance(step int, calls []wire.ToolCall, defaults map[string]int) {
+	c.last = step
+	c.answers++
+	for name, n := range defaults {
+		c.defaults[name] = max(c.defaults[name], n)
+	}
+	for _, call := range calls {
+		c.remember(call)
+	}
 }
 
 // remember keeps a call for later requests that name it only by id,

@@ -26,6 +26,7 @@ var weatherRounds = []struct {
 	kind     wire.Kind
 	ask      string
 	answer   string
+	after    string // the answer request, then the step's answer and one more question
 	idPrefix string
 }{
 	{
@@ -37,6 +38,10 @@ var weatherRounds = []struct {
 		answer: chat(user(parisQuestion),
 			`{"role":"assistant","content":null,"tool_calls":[{"id":"call_paris","type":"function","function":{"name":"weather","arguments":`+quoteJSON(parisArgs)+`}}]}`,
 			`{"role":"tool","tool_call_id":"call_paris","content":`+quoteJSON(`{"unit": "celsius", "location": "Paris", "temperature": 21.0, "condition": "sunny"}`)+`}`),
+		after: chat(user(parisQuestion),
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"call_paris","type":"function","function":{"name":"weather","arguments":`+quoteJSON(parisArgs)+`}}]}`,
+			`{"role":"tool","tool_call_id":"call_paris","content":`+quoteJSON(parisResult)+`}`,
+			`{"role":"assistant","content":"Paris is sunny, 21 °C."}`, user("Thanks")),
 	},
 	{
 		kind:     wire.KindOpenAIResponses,
@@ -44,6 +49,7 @@ var weatherRounds = []struct {
 		idPrefix: "resp_",
 		// previous_response_id: the call is named only by its id.
 		answer: `{"model":"gpt-4o-mini","previous_response_id":"resp_weather-1","input":[{"type":"function_call_output","call_id":"call_paris","output":` + quoteJSON(parisResult) + `}]}`,
+		after:  `{"model":"gpt-4o-mini","previous_response_id":"resp_weather-2","input":"Thanks"}`,
 	},
 	{
 		kind:     wire.KindAnthropicMessages,
@@ -52,6 +58,10 @@ var weatherRounds = []struct {
 		answer: `{"model":"claude-sonnet-4-6","max_tokens":512,"messages":[` + user(parisQuestion) + `,
 			{"role":"assistant","content":[{"type":"tool_use","id":"call_paris","name":"weather","input":` + parisArgs + `}]},
 			{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_paris","content":[{"type":"text","text":` + quoteJSON(parisResult) + `}]}]}]}`,
+		after: `{"model":"claude-sonnet-4-6","max_tokens":512,"messages":[` + user(parisQuestion) + `,
+			{"role":"assistant","content":[{"type":"tool_use","id":"call_paris","name":"weather","input":` + parisArgs + `}]},
+			{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_paris","content":` + quoteJSON(parisResult) + `}]},
+			{"role":"assistant","content":[{"type":"text","text":"Paris is sunny, 21 °C."}]},` + user("Thanks") + `]}`,
 	},
 	{
 		kind: wire.KindGemini,
@@ -60,6 +70,12 @@ var weatherRounds = []struct {
 		answer: `{"contents":[{"role":"user","parts":[{"text":` + quoteJSON(parisQuestion) + `}]},
 			{"role":"model","parts":[{"functionCall":{"name":"weather","args":` + parisArgs + `}}]},
 			{"role":"user","parts":[{"functionResponse":{"name":"weather","response":` + parisResult + `}}]}]}`,
+		// A streamed answer echoed as its pieces.
+		after: `{"contents":[{"role":"user","parts":[{"text":` + quoteJSON(parisQuestion) + `}]},
+			{"role":"model","parts":[{"functionCall":{"name":"weather","args":` + parisArgs + `}}]},
+			{"role":"user","parts":[{"functionResponse":{"name":"weather","response":` + parisResult + `}}]},
+			{"role":"model","parts":[{"text":"Paris is"},{"text":" sunny, 21 °C."}]},
+			{"role":"user","parts":[{"text":"Thanks"}]}]}`,
 	},
 	{
 		kind: wire.KindOllama,
@@ -67,6 +83,10 @@ var weatherRounds = []struct {
 		answer: `{"model":"llama3.2","messages":[` + user(parisQuestion) + `,
 			{"role":"assistant","content":"","tool_calls":[{"function":{"name":"weather","arguments":` + parisArgs + `}}]},
 			{"role":"tool","tool_name":"weather","content":` + quoteJSON(parisResult) + `}]}`,
+		after: `{"model":"llama3.2","messages":[` + user(parisQuestion) + `,
+			{"role":"assistant","content":"","tool_calls":[{"function":{"name":"weather","arguments":` + parisArgs + `}}]},
+			{"role":"tool","tool_name":"weather","content":` + quoteJSON(parisResult) + `},
+			{"role":"assistant","content":"Paris is sunny, 21 °C."},` + user("Thanks") + `]}`,
 	},
 }
 
@@ -81,8 +101,8 @@ func TestWeatherRoundOnEveryWire(t *testing.T) {
 		t.Run(string(round.kind), func(t *testing.T) {
 			e := weatherEngine(t)
 			first := answer(t, e, request(t, "", round.kind, round.ask))
-			if first.Step != "ask" || first.Conversation != "default" || first.Scenario != "weather" {
-				t.Errorf("answered by %s/%s/%s, want weather/default/ask", first.Scenario, first.Conversation, first.Step)
+			if first.Step != "ask" || !strings.HasPrefix(first.Conversation, "auto-") || first.Scenario != "weather" {
+				t.Errorf("answered by %s/%s/%s, want weather/auto-…/ask", first.Scenario, first.Conversation, first.Step)
 			}
 			calls := first.Answer.ToolCalls
 			if len(calls) != 1 || calls[0].ID != "call_paris" || calls[0].Name != "weather" || string(calls[0].Arguments) != parisArgs {
@@ -106,7 +126,12 @@ func TestWeatherRoundOnEveryWire(t *testing.T) {
 				t.Errorf("id = %q, want %q", second.Answer.ID, want)
 			}
 
-			m := miss(t, e, request(t, "", round.kind, round.answer))
+			// The same request again stands where it stood; one that goes on
+			// after the complete step meets on-exhausted.
+			if again := answer(t, e, request(t, "", round.kind, round.answer)); again.Step != "answer" || again.Answer.ID != second.Answer.ID {
+				t.Errorf("the second request again: step %q id %q", again.Step, again.Answer.ID)
+			}
+			m := miss(t, e, request(t, "", round.kind, round.after))
 			if !strings.Contains(m.Reason, `ended at step "answer"`) {
 				t.Errorf("after the complete step: %v", m)
 			}
@@ -130,7 +155,7 @@ func TestChangedToolResultMisses(t *testing.T) {
 		t.Errorf("candidate miss = %+v", c)
 	}
 	msg := m.Error()
-	for _, want := range []string{"scenario weather", `conversation "default"`, `step "answer"`, "tool-result.result"} {
+	for _, want := range []string{"scenario weather", `conversation "auto-`, `read from the request: after step "ask", 1 answer`, `step "answer"`, "tool-result.result"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("miss message lacks %q: %s", want, msg)
 		}
@@ -144,7 +169,7 @@ func TestChangedToolResultMisses(t *testing.T) {
 // the conversation where it was, ids included.
 func TestUncommittedAnswerConsumesNothing(t *testing.T) {
 	e := weatherEngine(t)
-	ask := request(t, "", wire.KindOpenAIChat, weatherRounds[0].ask)
+	ask := request(t, "c", wire.KindOpenAIChat, weatherRounds[0].ask)
 	for range 3 {
 		p, err := e.Answer(ask)
 		if err != nil {
@@ -160,7 +185,7 @@ func TestUncommittedAnswerConsumesNothing(t *testing.T) {
 	p, _ := e.Answer(ask)
 	p.Commit()
 	p.Commit() // a second commit counts nothing
-	if d := answer(t, e, request(t, "", wire.KindOpenAIChat, weatherRounds[0].answer)); d.Answer.ID != "chatcmpl-weather-2" {
+	if d := answer(t, e, request(t, "c", wire.KindOpenAIChat, weatherRounds[0].answer)); d.Answer.ID != "chatcmpl-weather-2" {
 		t.Errorf("id after one commit = %q", d.Answer.ID)
 	}
 	if got := e.Unused(); len(got) != 0 {
@@ -355,11 +380,11 @@ func TestDefaultThenIsTheNextStep(t *testing.T) {
 	b.Step("").Text("three")
 	e := build(t, b)
 	for _, want := range []string{"step-1", "step-2", "step-3"} {
-		if got, err := say(t, e, "", "x"); got != want || err != nil {
+		if got, err := say(t, e, "c", "x"); got != want || err != nil {
 			t.Fatalf("got %q (%v), want %q", got, err, want)
 		}
 	}
-	if _, err := say(t, e, "", "x"); !errors.Is(err, scenario.ErrMiss) {
+	if _, err := say(t, e, "c", "x"); !errors.Is(err, scenario.ErrMiss) {
 		t.Errorf("after the last step: %v", err)
 	}
 }
@@ -430,7 +455,7 @@ func TestDeterministicIDs(t *testing.T) {
 		e := build(t, b)
 		var out []scenario.Delivery
 		for range 3 {
-			out = append(out, answer(t, e, request(t, "", wire.KindOpenAIChat, `{"messages":[]}`)))
+			out = append(out, answer(t, e, request(t, "c", wire.KindOpenAIChat, `{"messages":[]}`)))
 		}
 		return out
 	}
@@ -464,19 +489,19 @@ func TestDefaultUsageAndFinish(t *testing.T) {
 	b.Step("reasoned").Text("y").UsageWithReasoning(7, 9, 4)
 	e := build(t, b)
 	body := chat(user("q")) // 72 bytes
-	d := answer(t, e, request(t, "", wire.KindOpenAIChat, body))
+	d := answer(t, e, request(t, "c", wire.KindOpenAIChat, body))
 	if want := (wire.Usage{Input: (len(body) + 3) / 4, Output: 2}); d.Answer.Usage != want || d.Answer.Finish != wire.FinishStop {
 		t.Errorf("text answer: usage %+v finish %q; want %+v stop", d.Answer.Usage, d.Answer.Finish, want)
 	}
-	d = answer(t, e, request(t, "", wire.KindOpenAIChat, body))
+	d = answer(t, e, request(t, "c", wire.KindOpenAIChat, body))
 	if d.Answer.Usage.Output != 2 || d.Answer.Finish != wire.FinishToolCalls { // "f" + {"a":1} = 8 bytes
 		t.Errorf("call answer: usage %+v finish %q", d.Answer.Usage, d.Answer.Finish)
 	}
-	d = answer(t, e, request(t, "", wire.KindOpenAIChat, body))
+	d = answer(t, e, request(t, "c", wire.KindOpenAIChat, body))
 	if d.Answer.Usage != (wire.Usage{Input: 7, Output: 9}) || d.Answer.Finish != wire.FinishLength {
 		t.Errorf("given: usage %+v finish %q", d.Answer.Usage, d.Answer.Finish)
 	}
-	d = answer(t, e, request(t, "", wire.KindOpenAIChat, body))
+	d = answer(t, e, request(t, "c", wire.KindOpenAIChat, body))
 	if d.Answer.Usage != (wire.Usage{Input: 7, Output: 9, Reasoning: 4}) {
 		t.Errorf("given with reasoning: usage %+v", d.Answer.Usage)
 	}
@@ -543,7 +568,7 @@ func TestSameConversationInParallel(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Go(func() {
-			p, err := e.Answer(request(t, "", wire.KindOpenAIChat, chat(user("q"))))
+			p, err := e.Answer(request(t, "c", wire.KindOpenAIChat, chat(user("q"))))
 			if err != nil {
 				t.Error(err)
 				return
@@ -552,26 +577,40 @@ func TestSameConversationInParallel(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("q")))); d.Answer.ID != "chatcmpl-busy-33" {
+	if d := answer(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("q")))); d.Answer.ID != "chatcmpl-busy-33" {
 		t.Errorf("after 32 commits the id is %q", d.Answer.ID)
 	}
 }
 
-func TestTooManyConversations(t *testing.T) {
-	b := scenario.New("many")
-	b.Step("only").Text("x")
+// TestConversationsPastTheBound: past MaxConversations named conversations
+// the least recently used is forgotten (it starts again), never refusing a
+// new one; a name longer than MaxConversationName is ErrConversationName.
+func TestConversationsPastTheBound(t *testing.T) {
+	b := scenario.New("many").OnExhausted(scenario.RepeatLast)
+	b.Step("first").Text("x")
+	b.Step("second").Text("y")
 	e := build(t, b)
 	body := chat(user("q"))
 	for i := range scenario.MaxConversations {
-		if _, err := e.Answer(request(t, fmt.Sprint(i), wire.KindOpenAIChat, body)); err != nil {
-			t.Fatalf("conversation %d: %v", i, err)
+		answer(t, e, request(t, fmt.Sprint(i), wire.KindOpenAIChat, body))
+	}
+	if d := answer(t, e, request(t, "0", wire.KindOpenAIChat, body)); d.Step != "second" {
+		t.Errorf("conversation 0, used last: step %q, want second", d.Step)
+	}
+	for _, name := range []string{"one more", "and another"} {
+		if d := answer(t, e, request(t, name, wire.KindOpenAIChat, body)); d.Step != "first" {
+			t.Errorf("new conversation %q: step %q, want first", name, d.Step)
 		}
 	}
-	if _, err := e.Answer(request(t, "one more", wire.KindOpenAIChat, body)); !errors.Is(err, scenario.ErrTooManyConversations) {
-		t.Errorf("one more conversation: %v", err)
+	if d := answer(t, e, request(t, "1", wire.KindOpenAIChat, body)); d.Step != "first" {
+		t.Errorf("conversation 1, the least recently used, was not forgotten: step %q", d.Step)
 	}
-	if _, err := e.Answer(request(t, "7", wire.KindOpenAIChat, body)); err != nil {
-		t.Errorf("a known conversation: %v", err)
+	if d := answer(t, e, request(t, "0", wire.KindOpenAIChat, body)); d.Step != "second" {
+		t.Errorf("conversation 0, recently used, was forgotten: step %q", d.Step)
+	}
+	long := strings.Repeat("n", scenario.MaxConversationName+1)
+	if _, err := e.Answer(request(t, long, wire.KindOpenAIChat, body)); !errors.Is(err, scenario.ErrConversationName) {
+		t.Errorf("a %d-byte name: %v, want ErrConversationName", len(long), err)
 	}
 }
 
@@ -633,7 +672,7 @@ func TestDocsScenarios(t *testing.T) {
 		e := load("support.yaml")
 		offer := `,"tools":[{"type":"function","function":{"name":"lookup_order"}},{"type":"function","function":{"name":"web_search"}}]}`
 		ask := func(msgs ...string) scenario.Delivery {
-			return answer(t, e, request(t, "", wire.KindOpenAIChat, strings.TrimSuffix(chat(msgs...), "}")+offer))
+			return answer(t, e, request(t, "c", wire.KindOpenAIChat, strings.TrimSuffix(chat(msgs...), "}")+offer))
 		}
 		if d := ask(user("Hello there")); d.Step != "hello" {
 			t.Fatalf("hello: %q", d.Step)
@@ -666,21 +705,21 @@ func TestDocsScenarios(t *testing.T) {
 	})
 	t.Run("retry", func(t *testing.T) {
 		e := load("retry.yaml")
-		d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("q"))))
+		d := answer(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("q"))))
 		if d.Error == nil || d.Error.Status != 429 || d.Error.RetryAfter != time.Second {
 			t.Fatalf("first: %+v", d)
 		}
-		if d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("q")))); d.Answer.Text != "Here is your answer." {
+		if d := answer(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("q")))); d.Answer.Text != "Here is your answer." {
 			t.Errorf("retry: %+v", d)
 		}
 	})
 	t.Run("cut-stream", func(t *testing.T) {
 		e := load("cut-stream.yaml")
-		d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("story"))))
+		d := answer(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("story"))))
 		if d.CutAfter != 3 || len(d.Stream.Pieces(d.Answer.Text)) != 8 {
 			t.Fatalf("broken: cut %d, %d pieces", d.CutAfter, len(d.Stream.Pieces(d.Answer.Text)))
 		}
-		if d := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("story")))); d.Step != "whole" || d.CutAfter != 0 {
+		if d := answer(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("story")))); d.Step != "whole" || d.CutAfter != 0 {
 			t.Errorf("whole: %+v", d)
 		}
 	})

@@ -16,9 +16,9 @@ var (
 	// answers it with HTTP 400 and the error type scenario_miss, and nothing
 	// changes.
 	ErrMiss = errors.New("scenario miss")
-	// ErrTooManyConversations means a request names a new conversation when
-	// the engine already holds MaxConversations.
-	ErrTooManyConversations = errors.New("too many conversations")
+	// ErrConversationName means a request names a conversation longer than
+	// MaxConversationName bytes.
+	ErrConversationName = errors.New("conversation name too long")
 )
 
 // Error is one problem in a scenario, at a place: in a file, FILE:LINE:
@@ -114,6 +114,12 @@ type Miss struct {
 	// Candidates are the steps that were tried, each with its first
 	// condition that failed.
 	Candidates []CandidateMiss
+	// Position says, for a conversation read from the request, where the
+	// request put it ("after step \"ask\", 1 answer"); "" for a named one.
+	Position string
+	// Note adds what may explain the miss: entry steps not tried, or
+	// requests that cannot be told apart.
+	Note string
 }
 
 // CandidateMiss is one candidate step and the first of its conditions that
@@ -129,17 +135,25 @@ type CandidateMiss struct {
 
 func (m *Miss) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s, conversation %q: ", m.Scenario, m.Conversation)
+	fmt.Fprintf(&b, "scenario %s, conversation %q", m.Scenario, m.Conversation)
+	if m.Position != "" {
+		fmt.Fprintf(&b, " (read from the request: %s)", m.Position)
+	}
+	b.WriteString(": ")
 	if m.Reason != "" {
 		b.WriteString(m.Reason)
-		return b.String()
-	}
-	b.WriteString("no step answers the request: ")
-	for i, c := range m.Candidates {
-		if i > 0 {
-			b.WriteString("; ")
+	} else {
+		b.WriteString("no step answers the request: ")
+		for i, c := range m.Candidates {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "step %q: %s: the request has %s, the step wants %s", c.Step, c.Condition, c.Had, c.Wants)
 		}
-		fmt.Fprintf(&b, "step %q: %s: the request has %s, the step wants %s", c.Step, c.Condition, c.Had, c.Wants)
+	}
+	if m.Note != "" {
+		b.WriteString("; ")
+		b.WriteString(m.Note)
 	}
 	return b.String()
 }

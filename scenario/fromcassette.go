@@ -32,10 +32,12 @@ type (
 		Error     any    `yaml:"error,omitempty"`
 	}
 	fileStep struct {
-		ID      string      `yaml:"id"`
-		When    *fileWhen   `yaml:"when,omitempty"`
-		Respond fileRespond `yaml:"respond"`
-		Then    []string    `yaml:"then,omitempty"`
+		ID       string      `yaml:"id"`
+		Start    bool        `yaml:"start,omitempty"`
+		When     *fileWhen   `yaml:"when,omitempty"`
+		Respond  fileRespond `yaml:"respond"`
+		Then     []string    `yaml:"then,omitempty"`
+		Complete bool        `yaml:"complete,omitempty"`
 	}
 	fileWhen struct {
 		LatestUser map[string]string `yaml:"latest-user,omitempty"`
@@ -105,9 +107,8 @@ func FromCassette(c *cassette.Cassette, file string) ([]byte, error) {
 // fromCassette turns a cassette's chat interactions into a scenario: one
 // step per recorded answer, chained within each conversation (a request
 // that continues an earlier one's history, or names its answer by
-// previous_response_id), and each conversation's last step leading to the
-// first step of every conversation (the next recorded first), so that the
-// recorded conversations may come again in any order.
+// previous_response_id), each conversation beginning at an entry step of
+// its own, so that the recorded conversations may come in any order.
 func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 	s := &fileScenario{Version: 1, Name: name, Fixtures: map[string]fileFixture{}}
 	var convs []*cassetteConv
@@ -159,24 +160,40 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 	if len(s.Steps) == 0 {
 		return nil, fmt.Errorf("no chat interaction to convert")
 	}
-	for k, conv := range convs {
-		for n, at := range conv.steps {
-			if n+1 < len(conv.steps) {
-				s.Steps[at].Then = []string{s.Steps[conv.steps[n+1]].ID}
-				continue
-			}
-			// The conversations recorded after this one first, then the
-			// earlier ones: played in the recorded order, each meets its own.
-			for j := range convs {
-				next := convs[(k+1+j)%len(convs)]
-				s.Steps[at].Then = append(s.Steps[at].Then, s.Steps[next.steps[0]].ID)
-			}
-		}
-	}
+	linkConversations(s, convs)
 	if len(s.Fixtures) == 0 {
 		s.Fixtures = nil
 	}
 	return s, nil
+}
+
+// linkConversations gives each step of a conversation the step that
+// followed it in the recording as its then, and makes each conversation's
+// first step an entry (start: true) and its last step complete. A
+// conversation whose first request has the same conditions as an earlier
+// one's cannot be told from it by its first request: it follows the last
+// earlier such conversation instead, as it followed in the recording (a
+// conversation named by the X-Llmproxy-Conversation header meets it there).
+func linkConversations(s *fileScenario, convs []*cassetteConv) {
+	entries := map[string]*cassetteConv{} // the last conversation beginning so, by its first conditions
+	for _, conv := range convs {
+		for n, at := range conv.steps {
+			if n+1 < len(conv.steps) {
+				s.Steps[at].Then = []string{s.Steps[conv.steps[n+1]].ID}
+			}
+		}
+		first := &s.Steps[conv.steps[0]]
+		key, _ := yaml.Marshal(first.When)
+		if earlier, ok := entries[string(key)]; ok {
+			s.Steps[earlier.steps[len(earlier.steps)-1]].Then = []string{first.ID}
+		} else {
+			first.Start = true
+		}
+		entries[string(key)] = conv
+	}
+	for i := range s.Steps {
+		s.Steps[i].Complete = s.Steps[i].Then == nil
+	}
 }
 
 // compactTurns returns a request's turns as compact JSON, for comparing

@@ -28,8 +28,8 @@ type Scenario struct {
 	Model string
 	// Fixtures are the named preset fixtures, in file order.
 	Fixtures []Fixture
-	// Steps are the steps, in file order. The first one starts every
-	// conversation.
+	// Steps are the steps, in file order. The entry steps (see Step.Start)
+	// may begin a conversation.
 	Steps []Step
 }
 
@@ -84,6 +84,12 @@ type Step struct {
 	// Complete ends the conversation at this step: a later request is
 	// handled by the scenario's OnExhausted.
 	Complete bool
+	// Start says whether the step may begin a conversation (an entry step).
+	// nil means the default: the first step is an entry, and in a flat
+	// list (no step has a Then or a Start) every step is; a later step is
+	// an entry only with Start true, and the first step is not with Start
+	// false.
+	Start *bool
 }
 
 // Conditions are what a request must show to be answered by a step.
@@ -276,6 +282,9 @@ func (s *Scenario) clone() *Scenario {
 	for i := range c.Steps {
 		st := &c.Steps[i]
 		st.Then = slices.Clone(st.Then)
+		if st.Start != nil {
+			st.Start = new(*st.Start)
+		}
 		w := &st.When
 		if w.LatestUser != nil {
 			w.LatestUser = new(*w.LatestUser)

@@ -115,10 +115,12 @@ func TestJSONAnswerWithoutSchema(t *testing.T) {
 	b.Step("value").JSON(jsonRaw(`{"b": 1, "a": [true]}`)).Then("gen")
 	b.Step("gen").GenerateJSON()
 	e := build(t, b)
-	if got := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("x")))).Answer.Text; got != `{"b":1,"a":[true]}` {
+	// The same request twice: a named conversation moves on (read from the
+	// request, it would get the same answer again).
+	if got := answer(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("x")))).Answer.Text; got != `{"b":1,"a":[true]}` {
 		t.Errorf("text %s", got)
 	}
-	m := miss(t, e, request(t, "", wire.KindOpenAIChat, chat(user("x"))))
+	m := miss(t, e, request(t, "c", wire.KindOpenAIChat, chat(user("x"))))
 	if !strings.Contains(m.Error(), `step "gen": respond.json: generate makes a value from the schema the request asks for, and it asks for none (OpenAI response_format json_schema`) {
 		t.Errorf("miss %v", m)
 	}

@@ -48,7 +48,7 @@ func TestPresetCallAs(t *testing.T) {
 		t.Errorf("fixtures = %+v (valid: %v)", first.Fixtures, first.Fixtures[0].Validate())
 	}
 	result := `{"role":"tool","tool_call_id":"call_get_weather","content":"{\"location\":\"Paris\",\"temperature\":21,\"unit\":\"celsius\",\"condition\":\"sunny\"}"}`
-	echo := `{"role":"assistant","tool_calls":[{"id":"call_get_weather","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\",\"unit\":\"celsius\"}"}}]}`
+	echo := `{"role":"assistant","tool_calls":[{"id":"call_get_weather","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Paris\",\"unit\":\"celsius\"}"}},{"id":"call_get_weather_2","type":"function","function":{"name":"get_weather","arguments":"{\"location\":\"Rome\"}"}}]}`
 	second := answer(t, e, request(t, "", wire.KindOpenAIChat, chat(user("Weather?"), echo, result)))
 	if second.Step != "answer" {
 		t.Errorf("answered by %q", second.Step)

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/llmproxy/llmproxy/internal/mocktest"
 )
 
 // wireQuestions ask the weather scenario's first question on every wire,
@@ -25,23 +28,34 @@ var wireQuestions = []struct{ name, path, body string }{
 }
 
 // testMockTwoProcesses: two mock processes give byte-identical answers
-// (ids and timestamps included) to the same requests on every wire.
+// (ids and timestamps included) to the same requests on every wire, named
+// conversations and sixteen parallel ones read from their requests alike.
 func testMockTwoProcesses(t *testing.T, bin string) {
 	file, err := filepath.Abs(filepath.Join("..", "..", "docs", "scenarios", "weather.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var answers [2][]string
+	var parallel [2]map[string]string
 	for run := range answers {
 		p := startProc(t, bin, true, "mock", "--scenario", file, "--pace", "instant", "--listen", "127.0.0.1:0")
 		for _, q := range wireQuestions {
 			answers[run] = append(answers[run], askIn(t, p.base, q.name, q.path, q.body))
+		}
+		// Sixteen rounds at once on every wire, no conversation header.
+		if parallel[run], err = mocktest.Conversations(context.Background(), p.base, 16); err != nil {
+			t.Errorf("process %d: %v", run+1, err)
 		}
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 		if code := p.wait(t); code != 0 {
 			t.Errorf("mock exited %d after SIGTERM; stderr:\n%s", code, p.stderr)
+		}
+	}
+	for key, body := range parallel[0] {
+		if parallel[1][key] != body {
+			t.Errorf("%s without a header: the two processes answered differently:\n%s\n---\n%s", key, body, parallel[1][key])
 		}
 	}
 	for n, q := range wireQuestions {

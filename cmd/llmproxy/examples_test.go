@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -204,4 +205,61 @@ func TestLangchaingoClients(t *testing.T) {
 		t.Errorf("recorded %d interactions, want 8", n)
 	}
 	replayExample(t, cas, goTest...)
+}
+
+// TestNodeScenario runs examples/node-scenario — a newcomer's scenario (a
+// greeting, a weather round, a 429 the SDK retries, a cut stream) and a
+// node:test file for each, using the npm openai package with no baseURL and
+// no conversation header — under `llmproxy mock -- npm test`: the four files
+// in every order, four at once (--test-concurrency=4), and each alone. Every
+// run must pass with no miss: each test's conversation is read from its
+// requests.
+func TestNodeScenario(t *testing.T) {
+	dir, err := filepath.Abs("../../examples/node-scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			skipExample(t, tool+" is not installed")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		skipExample(t, "examples/node-scenario/node_modules is missing: run npm ci in examples/node-scenario")
+	}
+	t.Setenv("npm_config_update_notifier", "false")
+	t.Setenv("NO_COLOR", "1")
+	unsetenv(t, "LLMPROXY_LISTEN")
+	unsetenv(t, "OPENAI_API_KEY")
+	files := []string{"greeting.test.mjs", "weather.test.mjs", "ratelimit.test.mjs", "stream.test.mjs"}
+	var runs [][]string
+	for _, order := range permutations(files) {
+		runs = append(runs, append([]string{"--test-concurrency=1"}, order...))
+	}
+	runs = append(runs, append([]string{"--test-concurrency=4"}, files...))
+	for _, f := range files {
+		runs = append(runs, []string{f})
+	}
+	for _, r := range runs {
+		args := append([]string{"mock", "--scenario", filepath.Join(dir, "scenario.yaml"), "--pace", "instant", "--",
+			"npm", "--prefix", dir, "test", "--"}, r...)
+		if code, stdout, stderr := cliWait(t, 2*time.Minute, args...); code != 0 {
+			t.Errorf("npm test %v: exit %d\nstdout:\n%s\nstderr:\n%s", r, code, stdout, stderr)
+		}
+	}
+}
+
+// permutations returns every order of items.
+func permutations(items []string) [][]string {
+	if len(items) <= 1 {
+		return [][]string{slices.Clone(items)}
+	}
+	var out [][]string
+	for i, first := range items {
+		rest := append(slices.Clone(items[:i]), items[i+1:]...)
+		for _, p := range permutations(rest) {
+			out = append(out, append([]string{first}, p...))
+		}
+	}
+	return out
 }

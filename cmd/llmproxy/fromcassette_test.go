@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -225,9 +229,12 @@ func fromCassetteRound(t *testing.T, w wireAgent, tool string) {
 			t.Fatalf("replay: %v", err)
 		}
 	}
+	// The two recorded conversations begin alike: only a named conversation
+	// meets the second one's steps (ids) after the first's.
 	m := proxytest.NewScenario(t, filepath.Join(dir, "agent.yaml"))
+	named := conversationNamed(t, m, "recorded")
 	for n, stream := range []bool{false, true} {
-		got, err := w.run(ctx, m, stream)
+		got, err := w.run(ctx, named, stream)
 		if err != nil {
 			t.Fatalf("mock: %v (so far %s)", err, got)
 		}
@@ -244,6 +251,28 @@ func fromCassetteRound(t *testing.T, w wireAgent, tool string) {
 		}
 	}
 }
+
+// conversationNamed serves m's routes through a proxy that names every
+// request's conversation.
+func conversationNamed(t *testing.T, m *proxytest.Mock, name string) urlOf {
+	t.Helper()
+	target, err := url.Parse(m.BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set(proxy.ConversationHeader, name)
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	return frontURL(front.URL)
+}
+
+type frontURL string
+
+func (f frontURL) URL(provider string) string { return string(f) + "/" + provider }
 
 // checkConverted checks the converted weather round's second conversation:
 // its answer waits for the result of the call before it, by fixture where
@@ -368,5 +397,66 @@ func TestFromCassetteOddRecordings(t *testing.T) {
 	}
 	if _, err := os.Stat(badOut); err == nil {
 		t.Errorf("from-cassette wrote %s from an unreadable answer", badOut)
+	}
+}
+
+// TestFromCassetteEntryPerConversation: each recorded conversation begins
+// at an entry step of its own and its steps' then lists only what followed
+// in the recording, so a test may run any conversation first, alone, with
+// no header; a conversation that begins as an earlier one did follows it.
+func TestFromCassetteEntryPerConversation(t *testing.T) {
+	dir := t.TempDir()
+	cas := filepath.Join(dir, "suite.cassette")
+	answer := func(id, text string) string {
+		return `{"id":"` + id + `","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"` + text + `"},"finish_reason":"stop"}]}`
+	}
+	const (
+		hello    = `{"model":"m","messages":[{"role":"user","content":"hello"}]}`
+		weather  = `{"model":"m","messages":[{"role":"user","content":"weather?"}]}`
+		helloBye = `{"model":"m","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"Hi!"},{"role":"user","content":"bye"}]}`
+	)
+	oddCassette(t, cas,
+		odd{"openai-chat", "/v1/chat/completions", hello, 200, answer("c1", "Hi!")},
+		odd{"openai-chat", "/v1/chat/completions", weather, 200, answer("c2", "Sunny.")},
+		odd{"openai-chat", "/v1/chat/completions", helloBye, 200, answer("c3", "Bye.")},
+		odd{"openai-chat", "/v1/chat/completions", hello, 200, answer("c4", "Hi again!")},
+	)
+	out := filepath.Join(dir, "suite.yaml")
+	if code, stdout, stderr := runCLI(t, "scenario", "from-cassette", "--cassette", cas, "--out", out); code != 0 {
+		t.Fatalf("from-cassette: exit %d\n%s%s", code, stdout, stderr)
+	}
+	s, err := scenario.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type shape struct {
+		start    bool
+		then     string
+		complete bool
+	}
+	want := map[string]shape{
+		"i1": {true, "i3", false},  // hello, then bye
+		"i2": {true, "", true},     // weather, alone
+		"i3": {false, "i4", false}, // bye; the next conversation began as this one did
+		"i4": {false, "", true},    // hello again
+	}
+	for _, st := range s.Steps {
+		got := shape{st.Start != nil && *st.Start, strings.Join(st.Then, ","), st.Complete}
+		if got != want[st.ID] {
+			t.Errorf("step %s: start %v then %q complete %v, want %+v", st.ID, got.start, got.then, got.complete, want[st.ID])
+		}
+	}
+	// The weather test first and alone, then the greeting: no header.
+	m := proxytest.NewScenario(t, out, proxytest.AllowUnused())
+	for _, x := range []struct{ body, text string }{{weather, "Sunny."}, {hello, "Hi!"}, {helloBye, "Bye."}} {
+		resp, err := http.Post(m.BaseURL()+"/v1/chat/completions", "application/json", strings.NewReader(x.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), x.text) {
+			t.Errorf("%s: %d %s, want %q", x.body, resp.StatusCode, b, x.text)
+		}
 	}
 }

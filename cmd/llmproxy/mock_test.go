@@ -15,6 +15,7 @@ steps:
   - id: first
     when: {latest-user: {equals: "question 0 MARKER"}}
     respond: {text: "answer 0"}
+    then: second
   - id: second
     respond: {text: "answer 1"}
 `
@@ -39,7 +40,7 @@ func TestMockCommandWrapper(t *testing.T) {
 		stderr []string
 	}{
 		{"hit", "post=" + hitBody, nil, 0, nil},
-		{"miss", "post=" + missBody, nil, 3, []string{"1 request(s) missed:", `scenario quiz, conversation "default": no step answers the request: step "first": latest-user`}},
+		{"miss", "post=" + missBody, nil, 3, []string{"1 request(s) missed:", `scenario quiz, conversation "auto-`, `(read from the request: at the start): no step answers the request: step "first": latest-user`}},
 		{"unused", "post=" + hitBody, []string{"--fail-on-unused"}, 3, []string{"--fail-on-unused: 1 step never reached:", "scenario quiz: second"}},
 		// @ai-sdk/anthropic with a base URL lacking /v1: a path no wire
 		// knows is a request mock could not answer, so a miss.

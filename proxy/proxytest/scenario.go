@@ -32,7 +32,13 @@ type Mock struct {
 }
 
 // NewScenario serves the scenario file at path (YAML or JSON) for the rest
-// of the test. A file that does not load fails the test at once with every
+// of the test. Each test (or parallel subtest sharing the Mock) has its own
+// conversation with no header and no change to the application's client:
+// the mock reads a conversation's position from the history each request
+// carries (docs/scenarios.md, "Where a request stands"), so conversations
+// that say different things never meet each other's steps. Only tests that
+// send byte-identical requests needing different answers must name their
+// conversation with the proxy.ConversationHeader header. A file that does not load fails the test at once with every
 // problem, FILE:LINE: message. A request no step answers fails the test
 // with the engine's explanation (each candidate step and its first
 // condition that failed), and the client sees HTTP 400 of type

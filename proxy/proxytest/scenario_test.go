@@ -170,3 +170,20 @@ func TestServeScenarioRefusesInvalid(t *testing.T) {
 		t.Errorf("an invalid scenario was served: fatal %q", sp.fatal)
 	}
 }
+
+// TestScenarioSharedBySubtests: one mock serves parallel subtests, each
+// running the weather round with no conversation header and in any order;
+// each subtest's requests carry its own history, so each has its own
+// conversation (the position rule), and none meets another's steps.
+func TestScenarioSharedBySubtests(t *testing.T) {
+	m := proxytest.ServeScenario(t, weatherBuilt(t))
+	for n := range 8 {
+		t.Run("round"+string(rune('a'+n)), func(t *testing.T) {
+			t.Parallel()
+			got, err := chatRound(context.Background(), m.BaseURL(), "Weather in Paris?", parisResult)
+			if err != nil || got != "Sunny, 21 °C." {
+				t.Errorf("round: %q %v", got, err)
+			}
+		})
+	}
+}

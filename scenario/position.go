@@ -1,0 +1,384 @@
+package scenario
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// The position rule: a request that names no conversation carries its
+// conversation so far, and the assistant turns in it were written by
+// earlier steps. locate walks them in order from the entry steps: each
+// assistant turn (with the tool calls it made) moves the position to the
+// first candidate step that writes exactly that turn, passing through
+// candidate steps whose answers never show in a history (errors, cut
+// streams) when no candidate writes it directly. A turn no step writes (a
+// few-shot example) is skipped. What no history shows is kept by the engine:
+// where a request with the same bytes stands after a silent answer, and
+// where a conversation stands after the answer a response id names.
+
+// RequestKey is the key of a request whose conversation is read from the
+// request: its body's SHA-256. Requests with the same key stand at the same
+// position, so a server answers them one at a time.
+func RequestKey(body []byte) [32]byte { return sha256.Sum256(body) }
+
+// assistantRoles are the roles (or Responses item types) of the turns an
+// answer is echoed as.
+var assistantRoles = map[string]bool{"assistant": true, "model": true, "function_call": true, "reasoning": true}
+
+// written is one answer as a later request echoes it: consecutive assistant
+// turns, their text with whitespace removed and the calls they made.
+type written struct {
+	text  string
+	calls []wire.ToolCall
+}
+
+// key is the written answer's index key: its text and call names.
+func (w *written) key() string {
+	names := make([]string, len(w.calls))
+	for i, c := range w.calls {
+		names[i] = c.Name
+	}
+	return writerKey(w.text, names)
+}
+
+// writerKey is the index key of an answer with this text (whitespace
+// removed) and these call names.
+func writerKey(text string, names []string) string {
+	return text + "\x00" + strings.Join(names, "\x00")
+}
+
+// textKey removes every whitespace character from s: a client may echo a
+// streamed answer as several parts joined differently.
+func textKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// writtenAnswers returns the answers a request echoes, in order.
+func writtenAnswers(v *view) []written {
+	req := v.req
+	callsOf := map[int][]wire.ToolCall{}
+	for _, c := range req.ToolCalls {
+		i := v.turnOf(c.Path)
+		callsOf[i] = append(callsOf[i], c)
+	}
+	var out []written
+	var text strings.Builder
+	open := false
+	flush := func() {
+		if open {
+			out[len(out)-1].text = text.String()
+			text.Reset()
+			open = false
+		}
+	}
+	for i, t := range req.Turns {
+		if !assistantRoles[t.Role] {
+			flush()
+			continue
+		}
+		if !open {
+			out = append(out, written{})
+			open = true
+		}
+		text.WriteString(textKey(t.Text))
+		out[len(out)-1].calls = append(out[len(out)-1].calls, callsOf[i]...)
+	}
+	flush()
+	return out
+}
+
+// locate reads a request's position: from the answer its
+// previous_response_id names, or the start, through the answers it echoes,
+// then past the silent answers a request with the same key was given
+// (kept says there were).
+func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation, kept bool, miss *Miss) {
+	p := e.prog
+	if prev := req.Parsed.Previous; prev != "" {
+		bases, ok := e.byID.get(prev)
+		if !ok {
+			return nil, false, &Miss{Scenario: p.name, Conversation: prev, Reason: fmt.Sprintf(
+				"previous_response_id %q names no answer this engine gave (or one it forgot: it remembers %d); was the mock restarted?", prev, MaxConversations)}
+		}
+		conv = e.pickBase(bases, v).clone()
+	} else {
+		conv = newConversation(conversationName(req))
+	}
+	for _, w := range writtenAnswers(v) {
+		e.follow(conv, &w)
+	}
+	if s, ok := e.silent.get(string(key[:])); ok {
+		return s.clone(), true, nil
+	}
+	return conv, false, nil
+}
+
+// pickBase returns, of the positions an answer id names (several when
+// conversations on different paths gave the same id), the first from which
+// a step answers v, else the first.
+func (e *Engine) pickBase(bases []*conversation, v *view) *conversation {
+	for _, b := range bases {
+		c := b.clone()
+		v.recall = c.recall
+		if _, miss := e.pick(c, v); miss == nil {
+			return b
+		}
+	}
+	return bases[0]
+}
+
+// conversationName names a conversation read from its request: auto-
+// followed by 8 hex digits of its system prompt and first user turn, which
+// every request of the conversation repeats.
+func conversationName(req *Request) string {
+	h := sha256.New()
+	h.Write([]byte(req.Parsed.System))
+	for _, t := range req.Parsed.Turns {
+		if t.Role == "user" {
+			h.Write([]byte{0})
+			h.Write([]byte(t.Text))
+			break
+		}
+	}
+	return "auto-" + hex.EncodeToString(h.Sum(nil)[:4])
+}
+
+// follow moves c past the step that wrote w: the first candidate that
+// writes it, else one reached through silent candidates; a w no step
+// writes leaves c where it is.
+func (e *Engine) follow(c *conversation, w *written) {
+	if step := e.writer(c, w, e.candidateRank(c)); step >= 0 {
+		e.walk(c, step)
+		return
+	}
+	for _, step := range e.throughSilent(c, w) {
+		e.walk(c, step)
+	}
+}
+
+// walk moves c past step as if its answer had been delivered.
+func (e *Engine) walk(c *conversation, step int) {
+	calls, defaults := callIDs(e.prog.steps[step].calls, c.defaults)
+	c.advance(step, calls, defaults)
+}
+
+// candidateRank returns how c ranks a step as a candidate for its next
+// answer, conditions aside: its place in the then list of the step last
+// answered, else (at the start, after a restart) the entry steps by file
+// order; -1 for a step that is no candidate.
+func (e *Engine) candidateRank(c *conversation) func(i int) int {
+	p := e.prog
+	var next []int
+	entries := c.last < 0
+	if c.last >= 0 {
+		st := &p.steps[c.last]
+		switch {
+		case !st.ended:
+			next = st.next
+		case p.onExhausted == RepeatLast:
+			next = []int{c.last}
+		case p.onExhausted == Restart:
+			entries = true
+		default:
+			entries = false
+		}
+	}
+	return func(i int) int {
+		if k := slices.Index(next, i); k >= 0 {
+			return k
+		}
+		if entries && p.steps[i].entry {
+			return len(next) + i
+		}
+		return -1
+	}
+}
+
+// writer returns the best-ranked step that writes w from c, or -1.
+func (e *Engine) writer(c *conversation, w *written, rank func(int) int) int {
+	best, bestRank := -1, -1
+	for _, i := range e.prog.writers[w.key()] {
+		r := rank(i)
+		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, i, w) {
+			continue
+		}
+		best, bestRank = i, r
+	}
+	return best
+}
+
+// writes reports whether step i, answering in c, wrote w: the same calls in
+// the same order, with equal arguments and, where w's call has an id, the
+// id the step gives it.
+func (e *Engine) writes(c *conversation, i int, w *written) bool {
+	st := &e.prog.steps[i]
+	if len(st.calls) != len(w.calls) {
+		return false
+	}
+	ids, _ := callIDs(st.calls, c.defaults)
+	for k, call := range w.calls {
+		if call.Name != ids[k].Name || !sameJSON(orEmpty(call.Arguments), ids[k].Arguments) ||
+			(call.ID != "" && call.ID != ids[k].ID) {
+			return false
+		}
+	}
+	return true
+}
+
+// throughSilent finds a path from c through silent candidate steps to a
+// step that writes w, breadth first, and returns it (the silent steps, then
+// the writer), or nil.
+func (e *Engine) throughSilent(c *conversation, w *written) []int {
+	p := e.prog
+	rank := e.candidateRank(c)
+	var queue []int
+	for _, i := range p.silentEntries {
+		if rank(i) >= 0 {
+			queue = append(queue, i)
+		}
+	}
+	if c.last >= 0 {
+		for _, i := range p.steps[c.last].next {
+			if p.steps[i].silent && !slices.Contains(queue, i) {
+				queue = append(queue, i)
+			}
+		}
+	}
+	parent := map[int]int{}
+	for _, i := range queue {
+		parent[i] = -1
+	}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		probe := &conversation{last: s, defaults: c.defaults}
+		if found := e.writer(probe, w, e.candidateRank(probe)); found >= 0 {
+			path := []int{found}
+			for at := s; at >= 0; at = parent[at] {
+				path = append(path, at)
+			}
+			slices.Reverse(path)
+			return path
+		}
+		for _, n := range p.steps[s].next {
+			if _, seen := parent[n]; !seen && p.steps[n].silent {
+				parent[n] = s
+				queue = append(queue, n)
+			}
+		}
+	}
+	return nil
+}
+
+// keep remembers where a conversation read from its request stands after
+// the answer p delivered: by the request's key after a silent answer, and
+// by the answer's id on the Responses API, whose requests may continue an
+// answer by its id alone.
+func (e *Engine) keep(p *Pending, c *conversation) {
+	if e.prog.steps[p.step].silent {
+		e.silent.put(string(p.key[:]), c)
+	}
+	if p.kind == wire.KindOpenAIResponses && p.Error == nil {
+		e.byID.update(p.Answer.ID, func(old []*conversation) []*conversation {
+			for _, o := range old {
+				if o.last == c.last && o.answers == c.answers && maps.Equal(o.defaults, c.defaults) {
+					return old
+				}
+			}
+			if len(old) >= maxBases {
+				return old
+			}
+			return append(old, c)
+		})
+	}
+}
+
+// maxBases bounds the positions one response id names.
+const maxBases = 8
+
+// clone returns a private copy of c, which must not change meanwhile.
+func (c *conversation) clone() *conversation {
+	return &conversation{
+		name: c.name, last: c.last, answers: c.answers,
+		defaults: maps.Clone(c.defaults), calls: maps.Clone(c.calls), order: slices.Clone(c.order),
+	}
+}
+
+// describe says where c stands, for a miss.
+func (c *conversation) describe(p *program) string {
+	if c.last < 0 {
+		return "at the start"
+	}
+	s := "s"
+	if c.answers == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("after step %q, %d answer%s", p.steps[c.last].id, c.answers, s)
+}
+
+// entryIndex finds the entry steps that may answer a conversation's first
+// request without trying each: those whose latest-user condition is an
+// equals are indexed by its value.
+type entryIndex struct {
+	byUser  map[string][]int
+	indexed int   // the entries in byUser
+	loose   []int // the other entries
+}
+
+func indexEntries(p *program) entryIndex {
+	ix := entryIndex{byUser: map[string][]int{}}
+	for _, i := range p.entries {
+		if v, ok := userEquals(p.steps[i].conds); ok {
+			ix.byUser[v] = append(ix.byUser[v], i)
+			ix.indexed++
+		} else {
+			ix.loose = append(ix.loose, i)
+		}
+		if p.steps[i].silent {
+			p.silentEntries = append(p.silentEntries, i)
+		}
+	}
+	return ix
+}
+
+// userEquals returns the value of a latest-user equals condition.
+func userEquals(conds []condition) (string, bool) {
+	for _, c := range conds {
+		if t, ok := c.(*textCond); ok && t.name == "latest-user" && t.op == OpEquals {
+			return t.value, true
+		}
+	}
+	return "", false
+}
+
+// lookup returns the entries that may answer v, in file order.
+func (ix *entryIndex) lookup(v *view) []int {
+	var eq []int
+	if v.userFound {
+		eq = ix.byUser[v.user]
+	}
+	if len(eq) == 0 {
+		return ix.loose
+	}
+	out := make([]int, 0, len(eq)+len(ix.loose))
+	a, b := eq, ix.loose
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
