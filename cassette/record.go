@@ -242,6 +242,12 @@ func clone(b []byte) []byte {
 	return append([]byte(nil), b...)
 }
 
+// FinalStatus reports whether status is one a recorded response may have:
+// a final HTTP status, 200 to 999. Import and every record reader refuse
+// any other (a 1xx would be served as a switch or an interim answer, and
+// anything outside 100..999 cannot be written at all).
+func FinalStatus[N int | int64](status N) bool { return status >= 200 && status <= 999 }
+
 // head is a record's head section, read; headers stay encoded.
 type head struct {
 	status         int
@@ -256,8 +262,8 @@ func readHead(b []byte) (head, error) {
 	status := rd.varint()
 	framing := rd.str()
 	ttfb, duration := rd.f64(), rd.f64()
-	if status < math.MinInt32 || status > math.MaxInt32 {
-		rd.fail("status %d out of range", status)
+	if rd.err == nil && !FinalStatus(status) {
+		rd.fail("status %d is not a final HTTP status (200 to 999)", status)
 	}
 	h := head{status: int(status), framing: framing, ttfb: ttfb, duration: duration, headers: rd.b}
 	rd.skipHeaders()
