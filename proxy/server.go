@@ -102,6 +102,10 @@ type Config struct {
 	Overwrite bool
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
+	// LogBytes bounds the bytes those entries hold, their summaries
+	// included; zero means 32 MiB. Past either bound the oldest entries
+	// are dropped.
+	LogBytes int
 	// OnMiss, when set, is called with the message of every miss in replay
 	// and mock (proxytest fails the test with it). It may be called
 	// concurrently.
@@ -256,7 +260,7 @@ func (s *Server) setLimits() {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.journal.limit = s.cfg.LogLimit
+	s.journal.limit, s.journal.maxBytes = s.cfg.LogLimit, s.cfg.LogBytes
 	if s.journal.limit <= 0 {
 		s.journal.limit = 10000
 	}
