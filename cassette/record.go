@@ -199,17 +199,8 @@ func decodeRecord(v []byte) (*Interaction, error) {
 		return nil, err
 	}
 	i := &Interaction{}
-	rd := reader{b: r.front}
-	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
-	at := rd.bytes()
-	i.Request.Method, i.Request.Path, i.Request.Query = rd.str(), rd.str(), rd.str()
-	i.Request.Headers = rd.headers()
-	i.Request.Body = Body(clone(rd.bytes()))
-	if err := rd.end("request"); err != nil {
+	if err := readFront(i, r.front); err != nil {
 		return nil, err
-	}
-	if err := i.RecordedAt.UnmarshalText(at); err != nil {
-		return nil, fmt.Errorf("recorded_at: %w", err)
 	}
 	h, err := readHead(r.head)
 	if err != nil {
@@ -231,6 +222,24 @@ func decodeRecord(v []byte) (*Interaction, error) {
 		}
 	}
 	return i, nil
+}
+
+// readFront reads a record's front section (the request) into i; what it
+// sets shares no bytes with front.
+func readFront(i *Interaction, front []byte) error {
+	rd := reader{b: front}
+	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
+	at := rd.bytes()
+	i.Request.Method, i.Request.Path, i.Request.Query = rd.str(), rd.str(), rd.str()
+	i.Request.Headers = rd.headers()
+	i.Request.Body = Body(clone(rd.bytes()))
+	if err := rd.end("request"); err != nil {
+		return err
+	}
+	if err := i.RecordedAt.UnmarshalText(at); err != nil {
+		return fmt.Errorf("recorded_at: %w", err)
+	}
+	return nil
 }
 
 // clone copies b, nil when it is empty (as a JSON "" decodes in format 1

@@ -9,8 +9,12 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -119,4 +123,84 @@ func BenchmarkJournalAgentLog(b *testing.B) {
 		h.stop()
 		b.StartTimer()
 	}
+}
+
+// missRequest is agent request n (see agentRequest) with one tool result
+// changed: a miss whose closest recording is n.
+func missRequest(n int) []byte {
+	return bytes.Replace(agentRequest(n, 50, 4000), []byte("result 7 of"), []byte("result 8 of"), 1)
+}
+
+// cpuSeconds is the process's user and system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// peakHeap samples the heap in use until stop is closed and returns the
+// highest figure seen, in MB.
+func peakHeap(stop <-chan struct{}) <-chan float64 {
+	out := make(chan float64, 1)
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		peak := 0.0
+		for {
+			metrics.Read(sample)
+			peak = max(peak, float64(sample[0].Value.Uint64())/(1<<20))
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return out
+}
+
+// BenchmarkMissAgent is the hostile tester's miss case at a smaller scale:
+// a replay of 600 agent requests of about 200 KB, asked requests that each
+// differ from one recording in one tool result. "one" explains one miss
+// at a time (cpu-ms/miss, B/op); "32-at-once" sends 32 at once and reports
+// the wall time of the 32 (ms/32), the CPU they took (cpu-ms/32) and the
+// peak heap meanwhile (peak-heap-MB).
+func BenchmarkMissAgent(b *testing.B) {
+	const n = 600
+	path := agentCassette(b, n, 50, 4000)
+	h := startProxy(b, proxy.ModeReplay, path, "")
+	misses := make([][]byte, 32)
+	for k := range misses {
+		misses[k] = missRequest(k * 17 % n)
+	}
+	b.Run("one", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu, k := cpuSeconds(), 0
+		for b.Loop() {
+			serveLocal(b, h.p, http.MethodPost, "/v1/chat/completions", misses[k%len(misses)], http.StatusBadRequest)
+			k++
+		}
+		b.ReportMetric((cpuSeconds()-cpu)*1000/float64(b.N), "cpu-ms/miss")
+	})
+	b.Run("32-at-once", func(b *testing.B) {
+		var wall, cpu, peak float64
+		for b.Loop() {
+			runtime.GC()
+			stop := make(chan struct{})
+			sampled := peakHeap(stop)
+			start, cpu0 := time.Now(), cpuSeconds()
+			var wg sync.WaitGroup
+			for _, m := range misses {
+				wg.Go(func() { serveLocal(b, h.p, http.MethodPost, "/v1/chat/completions", m, http.StatusBadRequest) })
+			}
+			wg.Wait()
+			wall += time.Since(start).Seconds() * 1000
+			cpu += (cpuSeconds() - cpu0) * 1000
+			close(stop)
+			peak = max(peak, <-sampled)
+		}
+		b.ReportMetric(wall/float64(b.N), "ms/32")
+		b.ReportMetric(cpu/float64(b.N), "cpu-ms/32")
+		b.ReportMetric(peak, "peak-heap-MB")
+	})
 }

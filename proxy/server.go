@@ -138,6 +138,8 @@ type Server struct {
 	openaiDefault bool
 	bodies        bodyBudget
 	scratches     scratches
+	// explaining holds a token per miss being explained (see explainMiss).
+	explaining chan struct{}
 }
 
 // New checks cfg and builds a Server.
@@ -260,6 +262,7 @@ func (s *Server) setLimits() {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.explaining = make(chan struct{}, maxExplaining)
 	s.journal.limit, s.journal.maxBytes = s.cfg.LogLimit, s.cfg.LogBytes
 	if s.journal.limit <= 0 {
 		s.journal.limit = 10000
