@@ -204,3 +204,50 @@ func BenchmarkMissAgent(b *testing.B) {
 		b.ReportMetric(peak, "peak-heap-MB")
 	})
 }
+
+// BenchmarkRecordBehindLongStream is the hostile tester's write-behind
+// case at a smaller scale: one stream held open while 600 agent requests
+// of about 200 KB are recorded behind it. It reports the live heap once
+// they are answered (heap-MB) and the interactions written meanwhile
+// (written-before-end).
+func BenchmarkRecordBehindLongStream(b *testing.B) {
+	for b.Loop() {
+		release := make(chan struct{})
+		up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"stream":true`)) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, "data: first\n\n")
+				w.(http.Flusher).Flush()
+				<-release
+				_, _ = io.WriteString(w, "data: [DONE]\n\n")
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`)
+		}))
+		h := startProxy(b, proxy.ModeRecord, cassettePath(b), up.URL)
+		resp, err := http.Post(h.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true,"messages":[{"role":"user","content":"long"}]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		line := make([]byte, 8)
+		if _, err := io.ReadFull(resp.Body, line); err != nil {
+			b.Fatal(err)
+		}
+		for k := range 600 {
+			serveLocal(b, h.p, http.MethodPost, "/v1/chat/completions", agentRequest(k, 50, 4000), http.StatusOK)
+		}
+		b.ReportMetric(liveHeapMB(), "heap-MB")
+		n, err := h.c.Len()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(n), "written-before-end")
+		close(release)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		h.stop()
+		up.Close()
+	}
+}

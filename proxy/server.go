@@ -64,6 +64,11 @@ type Config struct {
 	// in flight; zero means four times MaxBody. A request whose body would
 	// go past it is answered 503 with Retry-After at once.
 	MaxBodyTotal int64
+	// MaxRecordingTotal bounds the bytes of the responses being recorded
+	// at once, from their first byte until their interaction is written;
+	// zero means 2 × MaxResponse. A response that would pass it is cut as
+	// one past MaxResponse is, and nothing of it recorded.
+	MaxRecordingTotal int64
 	// Sync makes a recorded response end only once its interaction is
 	// stored: its last byte (or a chunked body's end) waits for the write,
 	// and the interaction is written as soon as its response completed,
@@ -137,6 +142,7 @@ type Server struct {
 	// unprefixed path and its /openai/ spelling are one route.
 	openaiDefault bool
 	bodies        bodyBudget
+	recording     bodyBudget // the bytes of responses being recorded
 	scratches     scratches
 	// explaining holds a token per miss being explained (see explainMiss).
 	explaining chan struct{}
@@ -245,6 +251,10 @@ func (s *Server) setLimits() {
 		s.cfg.MaxBodyTotal = 4 * s.cfg.MaxBody
 	}
 	s.bodies.limit = s.cfg.MaxBodyTotal
+	if s.cfg.MaxRecordingTotal <= 0 {
+		s.cfg.MaxRecordingTotal = 2 * s.cfg.MaxResponse
+	}
+	s.recording.limit = s.cfg.MaxRecordingTotal
 	if s.cfg.ReadTimeout <= 0 {
 		s.cfg.ReadTimeout = DefaultReadTimeout
 	}
