@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -249,5 +250,37 @@ func BenchmarkRecordBehindLongStream(b *testing.B) {
 		resp.Body.Close()
 		h.stop()
 		up.Close()
+	}
+}
+
+// BenchmarkReplayWithLiveStreams times replayed requests while N browser
+// tabs hold the live log open (each an SSE stream of
+// /_llmproxy/ui/log/events, read to its end): what idle subscribers cost
+// the requests.
+func BenchmarkReplayWithLiveStreams(b *testing.B) {
+	path := agentCassette(b, 50, 5, 1000)
+	for _, n := range []int{0, 50} {
+		b.Run(fmt.Sprintf("streams=%d", n), func(b *testing.B) {
+			h := startProxy(b, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.OnExhausted = proxy.ExhaustedRepeatLast })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			for range n {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, h.URL()+"/_llmproxy/ui/log/events", nil)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("live stream: %v %v", err, resp)
+				}
+				go func() { _, _ = io.Copy(io.Discard, resp.Body); resp.Body.Close() }()
+			}
+			reqs := make([][]byte, 50)
+			for k := range reqs {
+				reqs[k] = agentRequest(k, 5, 1000)
+			}
+			k := 0
+			for b.Loop() {
+				serveLocal(b, h.p, http.MethodPost, "/v1/chat/completions", reqs[k%len(reqs)], http.StatusOK)
+				k++
+			}
+		})
 	}
 }

@@ -202,7 +202,9 @@ func (u uiSource) Log(ctx context.Context, after uint64, limit int) ([]view.LogE
 	entries, seqs := u.s.journal.since(after, limit)
 	out := make([]view.LogEntry, len(entries))
 	for k, e := range entries {
-		e.complete()
+		if !e.summarized && e.complete() {
+			u.s.journal.keep(e) // built once, for every live stream and /log
+		}
 		out[k] = view.LogEntry{
 			Seq: seqs[k], Time: e.Time, Cassette: e.Cassette, Name: e.name, Method: e.Method, Upstream: e.Upstream,
 			Path: e.Path, Kind: e.Kind, Model: e.Model, Stream: e.Stream, Turns: e.Turns, Interaction: e.Interaction,
