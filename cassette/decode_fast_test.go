@@ -18,7 +18,7 @@ func fastCorpus() []*Interaction {
 		{AtMillis: 1e-3, Data: Body("")},
 	}
 	return []*Interaction{
-		{},
+		{Response: Response{Status: 200}}, // the least a record may hold
 		{ID: 1, Upstream: "openai", Provider: "openai", Kind: "openai-chat", RecordedAt: at,
 			Request: Request{Method: "POST", Path: "/v1/chat/completions", Query: "a=1&b=%20",
 				Headers: http.Header{"Content-Type": {"application/json"}, "Authorization": {"REDACTED"}, "X-Multi": {"a", "b", ""}},
@@ -32,7 +32,7 @@ func fastCorpus() []*Interaction {
 			Response: Response{Status: 200, Body: Body{0x89, 'P', 'N', 'G', 0x00, 0xff}}},
 		{ID: 4, Kind: "generic", Request: Request{Method: "GET", Path: "/ctl", Body: Body("\x00\x01\x1f\x7f<&>")},
 			Response: Response{Status: 204, Framing: "ndjson", Events: []Event{}}},
-		{ID: 18446744073709551615, Response: Response{Status: -1, TTFBMillis: -0.0, DurationMillis: 1e300}},
+		{ID: 18446744073709551615, Response: Response{Status: 999, TTFBMillis: -0.0, DurationMillis: 1e300}},
 	}
 }
 

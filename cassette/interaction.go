@@ -195,12 +195,15 @@ func decode(id uint64, v []byte) (*Interaction, error) {
 		i.ID = id
 		return i, nil
 	}
-	if i, ok := decodeFast(v, false); ok {
-		return i, nil
+	i, ok := decodeFast(v, false)
+	if !ok {
+		i = &Interaction{}
+		if err := json.Unmarshal(v, i); err != nil {
+			return nil, fmt.Errorf("interaction %d: %w", id, err)
+		}
 	}
-	var i Interaction
-	if err := json.Unmarshal(v, &i); err != nil {
-		return nil, fmt.Errorf("interaction %d: %w", id, err)
+	if !FinalStatus(i.Response.Status) {
+		return nil, fmt.Errorf("interaction %d: status %d is not a final HTTP status (200 to 999): %w", id, i.Response.Status, ErrBadRecord)
 	}
-	return &i, nil
+	return i, nil
 }

@@ -219,17 +219,8 @@ func decodeRecord(v []byte) (*Interaction, error) {
 		return nil, err
 	}
 	i := &Interaction{}
-	rd := reader{b: r.front}
-	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
-	at := rd.bytes()
-	i.Request.Method, i.Request.Path, i.Request.Query = rd.str(), rd.str(), rd.str()
-	i.Request.Headers = rd.headers()
-	i.Request.Body = Body(clone(rd.bytes()))
-	if err := rd.end("request"); err != nil {
+	if err := readFront(i, r.front); err != nil {
 		return nil, err
-	}
-	if err := i.RecordedAt.UnmarshalText(at); err != nil {
-		return nil, fmt.Errorf("recorded_at: %w", err)
 	}
 	h, err := readHead(r.head)
 	if err != nil {
@@ -253,6 +244,24 @@ func decodeRecord(v []byte) (*Interaction, error) {
 	return i, nil
 }
 
+// readFront reads a record's front section (the request) into i; what it
+// sets shares no bytes with front.
+func readFront(i *Interaction, front []byte) error {
+	rd := reader{b: front}
+	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
+	at := rd.bytes()
+	i.Request.Method, i.Request.Path, i.Request.Query = rd.str(), rd.str(), rd.str()
+	i.Request.Headers = rd.headers()
+	i.Request.Body = Body(clone(rd.bytes()))
+	if err := rd.end("request"); err != nil {
+		return err
+	}
+	if err := i.RecordedAt.UnmarshalText(at); err != nil {
+		return fmt.Errorf("recorded_at: %w", err)
+	}
+	return nil
+}
+
 // clone copies b, nil when it is empty (as a JSON "" decodes in format 1
 // for an omitted body).
 func clone(b []byte) []byte {
@@ -261,6 +270,12 @@ func clone(b []byte) []byte {
 	}
 	return append([]byte(nil), b...)
 }
+
+// FinalStatus reports whether status is one a recorded response may have:
+// a final HTTP status, 200 to 999. Import and every record reader refuse
+// any other (a 1xx would be served as a switch or an interim answer, and
+// anything outside 100..999 cannot be written at all).
+func FinalStatus[N int | int64](status N) bool { return status >= 200 && status <= 999 }
 
 // head is a record's head section, read; headers stay encoded.
 type head struct {
@@ -276,8 +291,8 @@ func readHead(b []byte) (head, error) {
 	status := rd.varint()
 	framing := rd.str()
 	ttfb, duration := rd.f64(), rd.f64()
-	if status < math.MinInt32 || status > math.MaxInt32 {
-		rd.fail("status %d out of range", status)
+	if rd.err == nil && !FinalStatus(status) {
+		rd.fail("status %d is not a final HTTP status (200 to 999)", status)
 	}
 	h := head{status: int(status), framing: framing, ttfb: ttfb, duration: duration, headers: rd.b}
 	rd.skipHeaders()

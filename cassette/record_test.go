@@ -321,3 +321,35 @@ func TestRecordNonFiniteTime(t *testing.T) {
 		t.Errorf("encode wrote a ttfb of NaN")
 	}
 }
+
+// Every reader of a stored record — the whole decode and the serving Reply,
+// of format 2 and of format 1 — refuses a status that is not a final HTTP
+// status, naming the interaction, as import does.
+func TestRecordRefusesBadStatus(t *testing.T) {
+	for _, status := range []int{0, 1, 99, 100, 101, 199, 1000, math.MaxInt32, math.MinInt32, -5} {
+		i := &Interaction{ID: 3, Kind: "generic", Request: Request{Method: "GET", Path: "/x"}, Response: Response{Status: status, Body: Body("{}")}}
+		v2, err := encode(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1, err := encodeV1(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, v := range map[string][]byte{"v2": v2, "v1": v1} {
+			if _, err := decode(3, v); !errors.Is(err, ErrBadRecord) || !strings.Contains(err.Error(), "interaction 3") {
+				t.Errorf("%s status %d: decode: %v, want ErrBadRecord naming interaction 3", name, status, err)
+			}
+			if _, err := replyOf(v); err == nil {
+				t.Errorf("%s status %d: replyOf served it", name, status)
+			}
+		}
+	}
+	for _, status := range []int{200, 404, 999} {
+		i := &Interaction{ID: 3, Kind: "generic", Request: Request{Method: "GET", Path: "/x"}, Response: Response{Status: status}}
+		v, _ := encode(i)
+		if _, err := decode(3, v); err != nil {
+			t.Errorf("status %d: %v", status, err)
+		}
+	}
+}

@@ -36,8 +36,32 @@ func (d Difference) String() string {
 
 // Diff lists where the request got differs from the recorded one, in path
 // order, at most limit entries (limit <= 0 means 20), and the total count of
-// differences (capped at 10000), which ranks candidates: fewer is closer.
+// differences (capped at 10000).
 func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
+	out, d := m.Distance(got, want, limit)
+	return out, d.Count
+}
+
+// A Distance says how far a request is from a recording: the number of
+// places they differ at, and the bytes of the values that differ there
+// (both sides, JSON text as written).
+type Distance struct {
+	Count, Bytes int
+}
+
+// Closer reports whether d is closer than e: fewer differences, and
+// between as many, fewer bytes differing (a number changed is closer than
+// a whole array in another shape).
+func (d Distance) Closer(e Distance) bool {
+	if d.Count != e.Count {
+		return d.Count < e.Count
+	}
+	return d.Bytes < e.Bytes
+}
+
+// Distance is Diff with the distance of got from want, which ranks
+// candidates: see Distance.Closer.
+func (m *Matcher) Distance(got, want *Request, limit int) ([]Difference, Distance) {
 	if limit <= 0 {
 		limit = 20
 	}
@@ -65,6 +89,7 @@ func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
 		if string(got.Body) != string(want.Body) {
 			gs, ws := shortPair(string(got.Body), string(want.Body))
 			d.add(Difference{Path: "body", Got: gs, Want: ws})
+			d.bytes += len(got.Body) + len(want.Body)
 		}
 	default:
 		d.body = got.Body
@@ -72,7 +97,7 @@ func (m *Matcher) Diff(got, want *Request, limit int) ([]Difference, int) {
 		d.m = m
 		m.ignore(got.Kind).Diff(gjson.ParseBytes(got.Body), gjson.ParseBytes(want.Body), d.addValues)
 	}
-	return d.out, d.count
+	return d.out, Distance{Count: d.count, Bytes: d.bytes}
 }
 
 // structural reports whether a body is compared as a JSON value, as Key
@@ -89,6 +114,7 @@ func (m *Matcher) structural(r *Request) (bool, error) {
 type differ struct {
 	out   []Difference
 	count int
+	bytes int // of the JSON values that differ
 	limit int
 	m     *Matcher
 	body  []byte
@@ -122,6 +148,12 @@ func (d *differ) addValues(v jsonvalue.Difference) bool {
 		p = "body"
 	}
 	x := Difference{Path: p}
+	for _, r := range v.Got {
+		d.bytes += len(r.Raw)
+	}
+	for _, r := range v.Want {
+		d.bytes += len(r.Raw)
+	}
 	switch {
 	case len(v.Got) == 0:
 		x.Got, x.Want = "(absent)", shortJSON(v.Want[0])

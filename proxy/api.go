@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -93,45 +94,91 @@ func (s *Server) apiTape(w http.ResponseWriter, r *http.Request) (t *tape, done 
 	return t, done, true
 }
 
+const (
+	// defaultPage is the number of items a list of the API answers when
+	// the request gives no limit, and maxPage the most it answers.
+	defaultPage = 100
+	maxPage     = 1000
+)
+
+// pageParams reads a list's page from the query: after (an interaction id
+// or a log entry's seq; 0 by default) and limit (defaultPage by default,
+// at most maxPage).
+func pageParams(w http.ResponseWriter, r *http.Request) (after uint64, limit int, ok bool) {
+	q := r.URL.Query()
+	limit = defaultPage
+	var err error
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.ParseUint(v, 10, 64); err != nil {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter after="+v+" is not a number")
+			return 0, 0, false
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter limit="+v+" is not a positive number")
+			return 0, 0, false
+		}
+	}
+	return after, min(limit, maxPage), true
+}
+
 func (s *Server) handleInteractions(w http.ResponseWriter, r *http.Request) {
-	t, done, ok := s.apiTape(w, r)
-	if !ok {
-		return
-	}
-	defer done()
-	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
-		return
-	}
-	out := []cassette.Summary{}
-	err := t.c.ForEach(func(i *cassette.Interaction) error {
-		sum := cassette.Summarize(i)
-		c := t.plays.isConsumed(i.ID)
-		sum.Consumed = &c
-		out = append(out, sum)
-		return nil
-	})
-	if err != nil {
-		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"cassette": t.name, "interactions": out})
+	s.listInteractions(w, r, "interactions", false)
 }
 
 func (s *Server) handleUnused(w http.ResponseWriter, r *http.Request) {
+	s.listInteractions(w, r, "unused", true)
+}
+
+// listInteractions answers a page of a cassette's interactions in the
+// summary form, those after the id after, at most limit of them; only the
+// ones not consumed in this process when unused is set. The answer says
+// how many there are in all (total) and the after of the next page (next:
+// the last id listed), and is written as it is read.
+func (s *Server) listInteractions(w http.ResponseWriter, r *http.Request, field string, unused bool) {
 	t, done, ok := s.apiTape(w, r)
 	if !ok {
 		return
 	}
 	defer done()
+	after, limit, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
 	if s.journal.settle(r.Context(), func(o *tape) bool { return o == t }) != nil {
 		return
 	}
-	out, err := s.unused(t)
+	total, err := t.c.Len()
 	if err != nil {
 		apiError(w, http.StatusInternalServerError, "cassette_error", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"cassette": t.name, "unused": out})
+	if unused {
+		total -= t.plays.consumedCount()
+	}
+	list := beginList(w, field, field2{"cassette", t.name}, field2{"total", total})
+	next := after
+	err = t.c.Walk(after+1, false, func(i *cassette.Interaction) (bool, error) {
+		c := t.plays.isConsumed(i.ID)
+		if unused && c {
+			return true, nil
+		}
+		if list.items == limit {
+			return false, nil
+		}
+		next = i.ID
+		sum := cassette.Summarize(i)
+		if !unused {
+			sum.Consumed = &c
+		}
+		return list.item(sum) == nil, nil
+	})
+	tail := []field2{{"next", next}}
+	if err != nil {
+		tail = append(tail, field2{"error", map[string]any{"type": "cassette_error", "message": err.Error()}})
+	}
+	list.end(tail...)
 }
 
 // unused lists the interactions of a tape not consumed in this process.
@@ -180,29 +227,25 @@ func (s *Server) handleLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var pg logPage
-	var err error
-	if v := q.Get("after"); v != "" {
-		if pg.after, err = strconv.ParseUint(v, 10, 64); err != nil {
-			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter after="+v+" is not an entry's seq")
-			return
-		}
+	after, limit, ok := pageParams(w, r)
+	if !ok {
+		return
 	}
-	if v := q.Get("limit"); v != "" {
-		if pg.limit, err = strconv.Atoi(v); err != nil || pg.limit < 1 {
-			apiError(w, http.StatusBadRequest, "invalid_request_error", "llmproxy: query parameter limit="+v+" is not a positive number")
-			return
-		}
-	}
-	out, dropped, err := s.logEntries(r.Context(), want, pg)
+	out, total, dropped, err := s.logEntries(r.Context(), want, logPage{after: after, limit: limit})
 	if err != nil {
 		return
 	}
-	next := pg.after
+	next := after
 	for _, e := range out {
 		next = max(next, e.Seq)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "dropped": dropped, "next": next})
+	list := beginList(w, "entries", field2{"dropped", dropped}, field2{"total", total})
+	for k := range out {
+		if list.item(&out[k]) != nil {
+			return
+		}
+	}
+	list.end(field2{"next", next})
 }
 
 // logPage selects entries by Seq: those after after, at most limit (0 for
@@ -213,17 +256,19 @@ type logPage struct {
 }
 
 // Log returns what this process served, oldest first (at most
-// Config.LogLimit entries), as GET /_llmproxy/log shows it. A request whose
-// client already holds its whole answer is in it.
+// Config.LogLimit entries, and Config.LogBytes of them), as GET
+// /_llmproxy/log shows it. A request whose client already holds its whole
+// answer is in it.
 func (s *Server) Log(ctx context.Context) ([]LogEntry, error) {
-	out, _, err := s.logEntries(ctx, "", logPage{})
+	out, _, _, err := s.logEntries(ctx, "", logPage{})
 	return out, err
 }
 
 // logEntries lists a page of the journal, only the entries of cassette want
 // if it is not empty (a file path, or a name under CassetteDir), with the
-// tool calls of each served interaction, summarised once and kept.
-func (s *Server) logEntries(ctx context.Context, want string, pg logPage) ([]LogEntry, int, error) {
+// tool calls of each served interaction, summarised once and kept; and how
+// many entries the journal holds for want (total) and has dropped.
+func (s *Server) logEntries(ctx context.Context, want string, pg logPage) (out []LogEntry, total, dropped int, err error) {
 	var only func(*tape) bool
 	if want != "" {
 		only = func(t *tape) bool {
@@ -231,26 +276,109 @@ func (s *Server) logEntries(ctx context.Context, want string, pg logPage) ([]Log
 		}
 	}
 	if err := s.journal.settle(ctx, only); err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	entries, dropped := s.journal.snapshot()
-	out := []LogEntry{}
-	for _, e := range entries {
-		if e.Seq <= pg.after || (want != "" && e.Cassette != want && e.name != want) {
-			continue
+	out, total, dropped = s.journal.page(pg, func(e *LogEntry) bool { return want == "" || e.Cassette == want || e.name == want })
+	for k := range out {
+		if e := &out[k]; !e.summarized && e.complete() {
+			s.journal.keep(*e) // built once, kept
 		}
-		if pg.limit > 0 && len(out) == pg.limit {
-			break
-		}
-		if !e.summarized && e.complete() {
-			s.journal.keep(e) // built once, kept
-		}
-		out = append(out, e)
 	}
 	// Entries are added as requests end; the log is in the order they
 	// arrived.
 	slices.SortStableFunc(out, func(a, b LogEntry) int { return a.Time.Compare(b.Time) })
-	return out, dropped, nil
+	return out, total, dropped, nil
+}
+
+// page returns the entries wanted after pg.after, at most pg.limit (0 for
+// all) of them, oldest first; how many entries wanted there are in all;
+// and how many were dropped.
+func (j *journal) page(pg logPage, wanted func(*LogEntry) bool) (out []LogEntry, total, dropped int) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out = []LogEntry{}
+	for k := range j.count {
+		e := j.entryOf(j.at(k))
+		if !wanted(&e) {
+			continue
+		}
+		total++
+		if e.Seq > pg.after && (pg.limit == 0 || len(out) < pg.limit) {
+			out = append(out, e)
+		}
+	}
+	return out, total, j.dropped
+}
+
+// field2 is a field of a JSON object the API writes.
+type field2 struct {
+	name  string
+	value any
+}
+
+// A listAnswer writes a JSON object holding a list, item by item as the
+// items are produced, so that an answer is never built whole in memory:
+// fields, then the list, then more fields.
+type listAnswer struct {
+	w     io.Writer
+	items int
+	err   error
+}
+
+// beginList writes the answer's status and header, the fields and the
+// start of the list named name.
+func beginList(w http.ResponseWriter, name string, fields ...field2) *listAnswer {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	a := &listAnswer{w: w}
+	a.write([]byte("{\n  "))
+	for _, f := range fields {
+		a.field(f)
+		a.write([]byte(",\n  "))
+	}
+	a.write([]byte(strconv.Quote(name) + ": ["))
+	return a
+}
+
+// item writes one item of the list.
+func (a *listAnswer) item(v any) error {
+	b, err := json.MarshalIndent(v, "    ", "  ")
+	if err != nil {
+		a.err = err
+		return err
+	}
+	if a.items > 0 {
+		a.write([]byte(","))
+	}
+	a.items++
+	a.write([]byte("\n    "))
+	a.write(b)
+	return a.err
+}
+
+// end closes the list and writes the fields after it.
+func (a *listAnswer) end(fields ...field2) {
+	a.write([]byte("\n  ]"))
+	for _, f := range fields {
+		a.write([]byte(",\n  "))
+		a.field(f)
+	}
+	a.write([]byte("\n}\n"))
+}
+
+func (a *listAnswer) field(f field2) {
+	b, err := json.MarshalIndent(f.value, "  ", "  ")
+	if err != nil {
+		b = []byte("null")
+	}
+	a.write([]byte(strconv.Quote(f.name) + ": "))
+	a.write(b)
+}
+
+func (a *listAnswer) write(b []byte) {
+	if a.err == nil {
+		_, a.err = a.w.Write(b)
+	}
 }
 
 func (s *Server) handleFixture(w http.ResponseWriter, r *http.Request) {

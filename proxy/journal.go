@@ -1,12 +1,15 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
@@ -61,6 +64,11 @@ type LogEntry struct {
 	ToolCalls []cassette.ToolCall `json:"tool_calls,omitempty"`
 	// ToolResults are the tool results the request sent.
 	ToolResults []cassette.ToolResult `json:"tool_results,omitempty"`
+	// ToolCallsOmitted and ToolResultsOmitted count the calls and results
+	// left out of ToolCalls and ToolResults: an entry keeps at most
+	// maxLoggedSummary bytes of their arguments and contents.
+	ToolCallsOmitted   int `json:"tool_calls_omitted,omitempty"`
+	ToolResultsOmitted int `json:"tool_results_omitted,omitempty"`
 
 	tape *tape  // where Interaction lives, for its tool calls
 	name string // the X-Llmproxy-Cassette name, with a CassetteDir
@@ -69,23 +77,37 @@ type LogEntry struct {
 	summarized bool
 }
 
-// maxLoggedResult bounds the bytes of one tool result's content kept in
-// the journal; a longer one is kept as a JSON string of its first bytes
-// and a marker saying how long it was.
-const maxLoggedResult = 4 << 10
+const (
+	// maxLoggedResult bounds the bytes of one tool result's content kept in
+	// the journal; a longer one is kept as a JSON string of its first bytes
+	// and a marker saying how long it was.
+	maxLoggedResult = 4 << 10
+	// maxLoggedSummary bounds the bytes of tool call arguments and tool
+	// result contents one entry keeps, together: the calls and results past
+	// it are counted (ToolCallsOmitted, ToolResultsOmitted), not kept.
+	maxLoggedSummary = 16 << 10
+	// defaultLogBytes is Config.LogBytes's default.
+	defaultLogBytes = 32 << 20
+)
 
-// journal keeps the last entries handled by this process. Once full it is
-// a ring, so that adding an entry costs the same at any fill.
+// journal keeps the last entries handled by this process: at most limit
+// of them, and at most maxBytes of them by their size (see record.size),
+// dropping the oldest first. It is a ring, so that adding an entry costs
+// the same at any fill.
 type journal struct {
-	mu      sync.Mutex
-	limit   int
-	entries []record // the oldest entry is at next once len(entries) == limit
+	mu       sync.Mutex
+	limit    int
+	maxBytes int
+	// entries is the ring: count records from first on, wrapping; it grows
+	// up to limit slots.
+	entries      []record
+	first, count int
+	bytes        int // the sizes of the records held, added up
 	// The strings and tapes of the records, and the entries kept whole,
 	// by seq.
 	strs    table[string]
 	tapes   table[*tape]
 	wholes  map[uint64]*LogEntry
-	next    int
 	dropped int
 	seq     uint64        // the Seq of the last entry added
 	changed chan struct{} // closed and replaced by add
@@ -234,8 +256,14 @@ type record struct {
 	tape             uint32 // in journal.tapes
 	// in journal.strs
 	cassette, name, method, upstream, path, kind uint32
-	repeat, incomplete, whole                    bool
+	// size is what the record holds, in bytes: itself and its strings,
+	// and for an entry kept whole its fields (see LogEntry.size).
+	size                      uint32
+	repeat, incomplete, whole bool
 }
+
+// recordSize is the bytes of a record itself.
+const recordSize = int(unsafe.Sizeof(record{}))
 
 // recordOf is the record of e, its strings and tape entered in j's tables;
 // an entry that a record cannot hold is put in j.wholes.
@@ -246,9 +274,10 @@ func (j *journal) recordOf(e *LogEntry) record {
 		}
 		whole := *e
 		j.wholes[e.Seq] = &whole
-		return record{seq: e.Seq, whole: true}
+		return record{seq: e.Seq, whole: true, size: uint32(min(e.size(), math.MaxUint32))}
 	}
-	return record{seq: e.Seq, sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()), millis: e.Millis,
+	size := recordSize + len(e.Cassette) + len(e.name) + len(e.Method) + len(e.Upstream) + len(e.Path) + len(e.Kind)
+	return record{seq: e.Seq, size: uint32(min(size, math.MaxUint32)), sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()), millis: e.Millis,
 		tape: j.tapes.enter(e.tape), interaction: e.Interaction, status: e.Status, repeat: e.Repeat, incomplete: e.Incomplete,
 		cassette: j.strs.enter(e.Cassette), name: j.strs.enter(e.name), method: j.strs.enter(e.Method),
 		upstream: j.strs.enter(e.Upstream), path: j.strs.enter(e.Path), kind: j.strs.enter(e.Kind)}
@@ -257,6 +286,7 @@ func (j *journal) recordOf(e *LogEntry) record {
 // drop lets go of what r holds in j's tables, once the ring no longer
 // holds r.
 func (j *journal) drop(r *record) {
+	j.bytes -= int(r.size)
 	if r.whole {
 		delete(j.wholes, r.seq)
 		return
@@ -274,6 +304,7 @@ func (j *journal) drop(r *record) {
 func (e *LogEntry) fixed() bool {
 	return e.Model == "" && !e.Stream && e.Turns == 0 && e.Miss == "" && e.Closest == 0 && e.Differences == nil &&
 		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized &&
+		e.ToolCallsOmitted == 0 && e.ToolResultsOmitted == 0 &&
 		e.Time == e.Time.UTC()
 }
 
@@ -288,6 +319,22 @@ func (j *journal) entryOf(r *record) LogEntry {
 		Upstream: j.strs.value(r.upstream), Path: j.strs.value(r.path), Kind: j.strs.value(r.kind)}
 }
 
+// size is about the bytes an entry kept whole holds.
+func (e *LogEntry) size() int {
+	n := recordSize + int(unsafe.Sizeof(*e)) + len(e.Cassette) + len(e.name) + len(e.Method) + len(e.Upstream) +
+		len(e.Path) + len(e.Kind) + len(e.Model) + len(e.Miss) + len(e.Scenario) + len(e.Conversation) + len(e.Step)
+	for _, d := range e.Differences {
+		n += int(unsafe.Sizeof(d)) + len(d.Path) + len(d.Where) + len(d.Got) + len(d.Want)
+	}
+	for _, c := range e.ToolCalls {
+		n += int(unsafe.Sizeof(c)) + len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	for _, r := range e.ToolResults {
+		n += int(unsafe.Sizeof(r)) + len(r.ID) + len(r.Name) + len(r.Content)
+	}
+	return n
+}
+
 func (j *journal) add(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -298,14 +345,52 @@ func (j *journal) add(e LogEntry) {
 		j.changed = nil
 	}
 	r := j.recordOf(&e)
-	if len(j.entries) < j.limit {
-		j.entries = append(j.entries, r)
+	j.bytes += int(r.size)
+	j.push(r)
+	j.trim()
+}
+
+// at is the k-th oldest record held.
+func (j *journal) at(k int) *record { return &j.entries[(j.first+k)%len(j.entries)] }
+
+// push adds r as the newest record, dropping the oldest when limit are
+// held.
+func (j *journal) push(r record) {
+	if j.count == len(j.entries) && len(j.entries) < max(j.limit, 1) {
+		grown := make([]record, j.count, min(max(j.limit, 1), 2*j.count+16))
+		for k := range j.count {
+			grown[k] = *j.at(k)
+		}
+		j.entries, j.first = append(grown, r), 0
+		j.count++
 		return
 	}
-	j.drop(&j.entries[j.next])
-	j.entries[j.next] = r
-	j.next = (j.next + 1) % len(j.entries)
+	if j.count == len(j.entries) {
+		j.evict()
+	}
+	j.entries[(j.first+j.count)%len(j.entries)] = r
+	j.count++
+}
+
+// evict drops the oldest record.
+func (j *journal) evict() {
+	j.drop(j.at(0))
+	*j.at(0) = record{}
+	j.first = (j.first + 1) % len(j.entries)
+	j.count--
 	j.dropped++
+}
+
+// trim drops the oldest records while those held are more than maxBytes
+// (the newest is always kept).
+func (j *journal) trim() {
+	limit := j.maxBytes
+	if limit <= 0 {
+		limit = defaultLogBytes
+	}
+	for j.bytes > limit && j.count > 1 {
+		j.evict()
+	}
 }
 
 // A table numbers the distinct values the journal's records hold, from 1
@@ -370,9 +455,9 @@ func (t *table[T]) value(n uint32) T {
 func (j *journal) snapshot() ([]LogEntry, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]LogEntry, 0, len(j.entries))
-	for k := range j.entries {
-		out = append(out, j.entryOf(&j.entries[(j.next+k)%len(j.entries)]))
+	out := make([]LogEntry, 0, j.count)
+	for k := range j.count {
+		out = append(out, j.entryOf(j.at(k)))
 	}
 	return out, j.dropped
 }
@@ -382,18 +467,18 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 func (j *journal) keep(e LogEntry) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	n := len(j.entries)
-	if n == 0 {
+	if j.count == 0 {
 		return
 	}
-	oldest := j.entries[j.next%n].seq
+	oldest := j.at(0).seq
 	if e.Seq < oldest || e.Seq > j.seq {
 		return
 	}
-	at := (j.next + int(e.Seq-oldest)) % n
-	if j.entries[at].seq == e.Seq {
-		j.drop(&j.entries[at])
-		j.entries[at] = j.recordOf(&e)
+	if r := j.at(int(e.Seq - oldest)); r.seq == e.Seq {
+		j.drop(r)
+		*r = j.recordOf(&e)
+		j.bytes += int(r.size)
+		j.trim()
 	}
 }
 
@@ -429,12 +514,49 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 // summarizeParsed fills in the request summary from a request already read
 // (what summarize reads from a body).
 func (e *LogEntry) summarizeParsed(req *wire.Request) {
-	e.Model, e.Stream, e.Turns = req.Model, req.Stream, len(req.Turns)
-	e.ToolResults = cassette.ToolResults(req.ToolResults)
-	for k, r := range e.ToolResults {
-		if len(r.Content) > maxLoggedResult {
-			mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", r.Content[:maxLoggedResult], len(r.Content))
-			e.ToolResults[k].Content, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
+	e.Model, e.Stream, e.Turns = strings.Clone(req.Model), req.Stream, len(req.Turns)
+	e.ToolResults = nil
+	budget := maxLoggedSummary
+	for _, c := range e.ToolCalls {
+		budget -= len(c.Arguments)
+	}
+	for k := range req.ToolResults {
+		if budget <= 0 {
+			e.ToolResultsOmitted = len(req.ToolResults) - k
+			break
 		}
+		kept := cassette.ToolResults(req.ToolResults[k : k+1])[0]
+		if len(kept.Content) > min(maxLoggedResult, budget) {
+			mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", kept.Content[:min(maxLoggedResult, budget)], len(kept.Content))
+			kept.Content, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
+		} else {
+			kept.Content = bytes.Clone(kept.Content) // not the request body it lies in
+		}
+		kept.ID, kept.Name = strings.Clone(kept.ID), strings.Clone(kept.Name)
+		budget -= len(kept.Content)
+		e.ToolResults = append(e.ToolResults, kept)
+	}
+}
+
+// keepToolCalls sets the tool calls of an entry, as many as
+// maxLoggedSummary holds (a call whose arguments alone are past it is kept
+// with its arguments as a truncated JSON string).
+func (e *LogEntry) keepToolCalls(calls []cassette.ToolCall) {
+	e.ToolCalls, e.ToolCallsOmitted = nil, 0
+	budget := maxLoggedSummary
+	for k, c := range calls {
+		if budget <= 0 {
+			e.ToolCallsOmitted = len(calls) - k
+			return
+		}
+		if len(c.Arguments) > min(maxLoggedResult, budget) {
+			mark := fmt.Sprintf("%s… [truncated by llmproxy: %d bytes]", c.Arguments[:min(maxLoggedResult, budget)], len(c.Arguments))
+			c.Arguments, _ = json.Marshal(strings.ToValidUTF8(mark, ""))
+		} else {
+			c.Arguments = bytes.Clone(c.Arguments) // not the response it lies in
+		}
+		c.ID, c.Name = strings.Clone(c.ID), strings.Clone(c.Name)
+		budget -= len(c.Arguments)
+		e.ToolCalls = append(e.ToolCalls, c)
 	}
 }

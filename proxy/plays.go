@@ -90,6 +90,19 @@ func (p *plays) markConsumed(id uint64) {
 	p.mu.Unlock()
 }
 
+// consumedCount is the number of interactions served whole.
+func (p *plays) consumedCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, u := range p.state {
+		if u == consumed {
+			n++
+		}
+	}
+	return n
+}
+
 // isConsumed reports whether an interaction was served whole.
 func (p *plays) isConsumed(id uint64) bool {
 	p.mu.Lock()

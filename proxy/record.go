@@ -22,7 +22,7 @@ func (s *Server) record(w http.ResponseWriter, x *exchange) {
 	// dropped), which may be after this handler returns, once the client
 	// may hold the whole response.
 	b := s.journal.begin(x.tape, false)
-	sl := x.tape.writer.arrive(b.close)
+	sl := x.tape.writer.arriveFor(x.key, b.close)
 	b.setBehind(sl.behind)
 	defer sl.abandon()
 	s.forward(&endWriter{ResponseWriter: w, at: b.end}, x, sl)
@@ -85,10 +85,17 @@ func (s *Server) forward(w http.ResponseWriter, x *exchange, sl *slot) {
 	// length holds back its last byte until then.
 	c.hold = s.cfg.Sync && w.Header().Get("Content-Length") != ""
 	rec := newTeeStream(resp.Header, sent)
+	finished := false
+	defer func() {
+		if !finished {
+			s.recording.give(rec.held)
+		}
+	}()
 	if f := s.tee(resp.StatusCode, body, c, rec, watch); f != nil {
 		s.failed(w, x, f)
 		return
 	}
+	finished = true // finish gives rec.held back once the interaction is written
 	s.finish(x, sl, resp, rec, !c.gone)
 	c.release()
 }
@@ -218,8 +225,10 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 		commit = sl.commitNow
 		defer func() { <-stored }()
 	}
+	held := rec.held
 	commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
 		defer close(stored)
+		s.recording.give(held)
 		if err != nil {
 			s.log.ErrorContext(x.req.Context(), "cassette write failed", x.logArgs("err", err)...)
 			s.journal.add(x.entry(0, "cassette write failed: "+err.Error(), status))

@@ -119,14 +119,28 @@ func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64
 // response reached the client; a repeat serve changes no state.
 func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.Reply) {
 	x.played = true
-	var settled bracketRef
-	delivered := s.serve(w, x, rep, func() { settled = s.journal.begin(x.tape, true) })
-	if settled.j != nil {
-		defer settled.close()
-	}
+	var (
+		settled   bracketRef
+		delivered bool
+		released  bool
+	)
+	// Deferred, so that a serve that panics (an http.ResponseWriter does
+	// for a status it cannot write) still lets its recording and its
+	// bracket go: otherwise the next request for it, and every API reader,
+	// would wait forever.
+	defer func() {
+		if !released && !p.repeat {
+			x.tape.plays.release(p.id, false)
+		}
+		if settled.j != nil {
+			settled.close()
+		}
+	}()
+	delivered = s.serve(w, x, rep, func() { settled = s.journal.begin(x.tape, true) })
 	if !p.repeat {
 		x.tape.plays.release(p.id, delivered)
 	}
+	released = true
 	if s.log.Enabled(x.req.Context(), slog.LevelDebug) {
 		s.log.DebugContext(x.req.Context(), "replayed", x.logArgs("interaction", p.id, "status", rep.Status, "delivered", delivered)...)
 	}

@@ -65,6 +65,11 @@ type Config struct {
 	// in flight; zero means four times MaxBody. A request whose body would
 	// go past it is answered 503 with Retry-After at once.
 	MaxBodyTotal int64
+	// MaxRecordingTotal bounds the bytes of the responses being recorded
+	// at once, from their first byte until their interaction is written;
+	// zero means 2 × MaxResponse. A response that would pass it is cut as
+	// one past MaxResponse is, and nothing of it recorded.
+	MaxRecordingTotal int64
 	// Sync makes a recorded response end only once its interaction is
 	// stored: its last byte (or a chunked body's end) waits for the write,
 	// and the interaction is written as soon as its response completed,
@@ -103,6 +108,10 @@ type Config struct {
 	Overwrite bool
 	// LogLimit bounds the entries kept for GET /_llmproxy/log; zero means 10000.
 	LogLimit int
+	// LogBytes bounds the bytes those entries hold, their summaries
+	// included; zero means 32 MiB. Past either bound the oldest entries
+	// are dropped.
+	LogBytes int
 	// OnMiss, when set, is called with the message of every miss in replay
 	// and mock (proxytest fails the test with it): every request answered
 	// from no recording or step, including, in mock, one it refused (a path
@@ -146,7 +155,10 @@ type Server struct {
 	// unprefixed path and its /openai/ spelling are one route.
 	openaiDefault bool
 	bodies        bodyBudget
+	recording     bodyBudget // the bytes of responses being recorded
 	scratches     scratches
+	// explaining holds a token per miss being explained (see explainMiss).
+	explaining chan struct{}
 }
 
 // New checks cfg and builds a Server.
@@ -241,6 +253,10 @@ func (s *Server) setLimits() {
 		s.cfg.MaxBodyTotal = 4 * s.cfg.MaxBody
 	}
 	s.bodies.limit = s.cfg.MaxBodyTotal
+	if s.cfg.MaxRecordingTotal <= 0 {
+		s.cfg.MaxRecordingTotal = 2 * s.cfg.MaxResponse
+	}
+	s.recording.limit = s.cfg.MaxRecordingTotal
 	if s.cfg.ReadTimeout <= 0 {
 		s.cfg.ReadTimeout = DefaultReadTimeout
 	}
@@ -258,7 +274,8 @@ func (s *Server) setLimits() {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	s.journal.limit = s.cfg.LogLimit
+	s.explaining = make(chan struct{}, maxExplaining)
+	s.journal.limit, s.journal.maxBytes = s.cfg.LogLimit, s.cfg.LogBytes
 	if s.journal.limit <= 0 {
 		s.journal.limit = 10000
 	}

@@ -27,6 +27,13 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 		chunk, err := body.next()
 		if len(chunk) > 0 {
 			watch.heard()
+			if !s.recording.take(int64(len(chunk))) {
+				rec.drop()
+				return &failure{status: status, note: fmt.Sprintf("responses being recorded at once over their total limit (%d bytes decoded)", s.cfg.MaxRecordingTotal),
+					level: slog.LevelWarn, msg: "responses being recorded at once over their total limit; cut and nothing recorded",
+					attrs: []any{"max_recording_total", s.cfg.MaxRecordingTotal}, abort: !c.gone}
+			}
+			rec.held += int64(len(chunk))
 			if rec.size += int64(len(chunk)); rec.size > s.cfg.MaxResponse {
 				rec.drop()
 				return &failure{status: status, note: fmt.Sprintf("response over --max-response (%d bytes decoded)", s.cfg.MaxResponse),
@@ -207,6 +214,7 @@ type teeStream struct {
 	body     []byte
 	events   []cassette.Event
 	size     int64 // decoded bytes read so far
+	held     int64 // bytes taken from Server.recording, given back once written or dropped
 }
 
 // drop lets go of what was collected: it will not be recorded.

@@ -54,7 +54,7 @@ func (e *LogEntry) complete() bool {
 		return false
 	}
 	if i, err := e.tape.c.Get(e.Interaction); err == nil {
-		e.ToolCalls = cassette.Summarize(i).ToolCalls
+		e.keepToolCalls(cassette.Summarize(i).ToolCalls)
 		e.summarize(wire.Kind(i.Kind), i.Request.Path, i.Request.Body)
 		e.summarized = true
 	}
@@ -68,7 +68,7 @@ func (j *journal) since(after uint64, limit int) ([]LogEntry, []uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	oldest := uint64(j.dropped) + 1
-	total := uint64(j.dropped + len(j.entries))
+	total := uint64(j.dropped + j.count)
 	start := max(after+1, oldest)
 	if limit > 0 && total >= uint64(limit) && start+uint64(limit) <= total {
 		start = total - uint64(limit) + 1
@@ -76,8 +76,7 @@ func (j *journal) since(after uint64, limit int) ([]LogEntry, []uint64) {
 	var out []LogEntry
 	var seqs []uint64
 	for seq := start; seq <= total; seq++ {
-		k := (j.next + int(seq-oldest)) % len(j.entries)
-		out, seqs = append(out, j.entryOf(&j.entries[k])), append(seqs, seq)
+		out, seqs = append(out, j.entryOf(j.at(int(seq-oldest)))), append(seqs, seq)
 	}
 	return out, seqs
 }
@@ -210,7 +209,9 @@ func (u uiSource) Log(ctx context.Context, after uint64, limit int) ([]view.LogE
 	entries, seqs := u.s.journal.since(after, limit)
 	out := make([]view.LogEntry, len(entries))
 	for k, e := range entries {
-		e.complete()
+		if !e.summarized && e.complete() {
+			u.s.journal.keep(e) // built once, for every live stream and /log
+		}
 		out[k] = view.LogEntry{
 			Seq: seqs[k], Time: e.Time, Cassette: e.Cassette, Name: e.name, Method: e.Method, Upstream: e.Upstream,
 			Path: e.Path, Kind: e.Kind, Model: e.Model, Stream: e.Stream, Turns: e.Turns, Interaction: e.Interaction,

@@ -17,8 +17,14 @@ type writeBehind struct {
 	// store writes a batch in one transaction (index.append).
 	store func([]cassette.Keyed) ([]cassette.Appended, error)
 
-	mu    sync.Mutex
-	order []*slot
+	// maxQueued bounds the bytes of ready interactions waiting behind an
+	// open one; zero means defaultMaxQueued. Past it the writer writes
+	// ahead (see takeReady).
+	maxQueued int64
+
+	mu     sync.Mutex
+	order  []*slot
+	queued int64 // the bytes of the ready interactions in order
 	// wake wakes the writer; done is closed when it ends, after closing is
 	// set and the last ready slot is stored.
 	wake    chan struct{}
@@ -34,6 +40,7 @@ type slot struct {
 	// recording produced nothing (the upstream or the client failed).
 	i          *cassette.Interaction
 	key, shape string
+	size       int64 // i's bytes, counted in writeBehind.queued
 	// written reports the outcome of the write, from the writer; settled is
 	// called after it, or at once for an empty slot.
 	written func(id uint64, err error)
@@ -46,8 +53,12 @@ type slot struct {
 // closed its cassette was not written.
 var errTapeClosed = errors.New("the proxy closed the cassette before the response ended")
 
-// maxBatch bounds the interactions written in one transaction.
-const maxBatch = 256
+const (
+	// maxBatch bounds the interactions written in one transaction.
+	maxBatch = 256
+	// defaultMaxQueued is writeBehind.maxQueued's default.
+	defaultMaxQueued = 64 << 20
+)
 
 // arrive gives a request about to be recorded its place in the cassette.
 // Interactions are written in the order their requests arrived, whatever
@@ -57,10 +68,15 @@ const maxBatch = 256
 // caller must end the slot with commit; abandon (safe to defer) commits an
 // empty slot if it was not. settled, if not nil, is called once the slot's
 // interaction is written or the slot is passed empty.
-func (w *writeBehind) arrive(settled func()) *slot {
+func (w *writeBehind) arrive(settled func()) *slot { return w.arriveFor("", settled) }
+
+// arriveFor is arrive for a request of a known match key: past maxQueued,
+// a ready interaction is written ahead of open ones, but never ahead of an
+// open one of the same key (identical requests replay in the order sent).
+func (w *writeBehind) arriveFor(key string, settled func()) *slot {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := &slot{w: w, settled: settled}
+	s := &slot{w: w, settled: settled, key: key}
 	if w.closing {
 		s.dropped = true
 		return s
@@ -86,6 +102,10 @@ func (s *slot) commit(i *cassette.Interaction, key, shape string, written func(u
 		return
 	}
 	s.ready, s.i, s.key, s.shape, s.written = true, i, key, shape, written
+	if i != nil && !s.dropped {
+		s.size = interactionSize(i)
+		w.queued += s.size
+	}
 	dropped := s.dropped
 	w.mu.Unlock()
 	switch {
@@ -188,7 +208,52 @@ func (w *writeBehind) takeReady() (batch []*slot, stop bool) {
 	}
 	batch = slices.Clone(w.order[:n])
 	w.order = slices.Delete(w.order, 0, n)
-	return batch, w.closing && n == 0
+	if n == 0 && w.queued > w.limit() {
+		batch = w.takeAhead()
+	}
+	for _, s := range batch {
+		w.queued -= s.size
+	}
+	return batch, w.closing && len(batch) == 0
+}
+
+// takeAhead removes from the order the ready slots behind open ones (a
+// quarter of maxQueued of them at most, a transaction's worth), but for
+// those behind an open slot of the same key: the writer writes them ahead, so that a long response under way does not hold an unbounded
+// queue of finished ones in memory. They take ids before the open ones.
+func (w *writeBehind) takeAhead() []*slot {
+	var batch []*slot
+	var bytes int64
+	open := map[string]bool{}
+	w.order = slices.DeleteFunc(w.order, func(s *slot) bool {
+		switch {
+		case !s.ready:
+			open[s.key] = true
+			return false
+		case open[s.key] || len(batch) == maxBatch || bytes > w.limit()/4:
+			return false
+		}
+		batch = append(batch, s)
+		bytes += s.size
+		return true
+	})
+	return batch
+}
+
+func (w *writeBehind) limit() int64 {
+	if w.maxQueued > 0 {
+		return w.maxQueued
+	}
+	return defaultMaxQueued
+}
+
+// interactionSize is about the bytes an interaction holds.
+func interactionSize(i *cassette.Interaction) int64 {
+	n := len(i.Request.Body) + len(i.Response.Body)
+	for _, e := range i.Response.Events {
+		n += len(e.Data)
+	}
+	return int64(n)
 }
 
 // close makes the writer store every ready interaction and end, and waits

@@ -110,6 +110,14 @@ func (h *Handler) logEvents(w http.ResponseWriter, r *http.Request) {
 		h.problem(w, r, http.StatusBadRequest, "llmproxy: after and Last-Event-ID take an entry number")
 		return
 	}
+	select {
+	case h.live <- struct{}{}:
+		defer func() { <-h.live }()
+	default:
+		w.Header().Set("Retry-After", "5")
+		h.problem(w, r, http.StatusServiceUnavailable, fmt.Sprintf("llmproxy: %d live log streams are open, the most there may be; close a tab showing the live log and reload", cap(h.live)))
+		return
+	}
 	name := q.Get("cassette")
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")

@@ -43,7 +43,14 @@ type Options struct {
 	Mode string
 	// Logger receives the errors of pages that failed; nil discards.
 	Logger *slog.Logger
+	// MaxLiveStreams bounds the live log streams open at once (each
+	// reads the log at every change); zero means DefaultMaxLiveStreams.
+	// One past it is answered 503.
+	MaxLiveStreams int
 }
+
+// DefaultMaxLiveStreams is Options.MaxLiveStreams's default.
+const DefaultMaxLiveStreams = 64
 
 // Handler serves the view. Close ends the live log streams it holds open.
 type Handler struct {
@@ -55,6 +62,7 @@ type Handler struct {
 
 	mu     sync.Mutex
 	closed chan struct{} // closed by Close
+	live   chan struct{} // a token per live log stream open
 }
 
 // New checks opts and builds a Handler.
@@ -62,7 +70,10 @@ func New(opts Options) (*Handler, error) {
 	if opts.Source == nil {
 		return nil, errors.New("view: Options.Source is required")
 	}
-	h := &Handler{opts: opts, log: opts.Logger, gate: newGate(opts.AdminToken), closed: make(chan struct{})}
+	if opts.MaxLiveStreams <= 0 {
+		opts.MaxLiveStreams = DefaultMaxLiveStreams
+	}
+	h := &Handler{opts: opts, log: opts.Logger, gate: newGate(opts.AdminToken), closed: make(chan struct{}), live: make(chan struct{}, opts.MaxLiveStreams)}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -464,5 +466,45 @@ func TestLogEvents(t *testing.T) {
 		if _, _, err := ev.next(); err != nil {
 			break
 		}
+	}
+}
+
+// Live log streams past Options.MaxLiveStreams are refused with 503 and a
+// message saying why, while the open ones go on.
+func TestLiveStreamsAreCapped(t *testing.T) {
+	src := sampleSource(t)
+	h, err := view.New(view.Options{Source: src, Mode: "test", MaxLiveStreams: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	defer h.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	status := func() (int, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/_llmproxy/ui/log/events", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode == http.StatusOK {
+			// Held open until the test ends; its first line proves it streams.
+			if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
+			return resp.StatusCode, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for k := range 2 {
+		if got, _ := status(); got != http.StatusOK {
+			t.Fatalf("stream %d: %d, want 200", k+1, got)
+		}
+	}
+	if got, body := status(); got != http.StatusServiceUnavailable || !strings.Contains(body, "live log streams are open") {
+		t.Errorf("a third stream past the cap of 2: %d %.200s, want 503 saying why", got, body)
 	}
 }
