@@ -161,3 +161,56 @@ func BenchmarkCheckBroken(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAnswerFlatCause splits the slowest case of BenchmarkAnswerFlat
+// (10 000 steps, 10 000 conversations) into its two parts, over one flat
+// list of 10 000 steps whose engine keeps 10 000 named conversations and
+// Responses answers: requests of 10 000 conversations (system prompts) or
+// one, each touching one step or each another of the 10 000. Every request
+// runs the same code (one echoed answer found, one entry tried; the same
+// allocations), so a difference is the memory the requests touch.
+func BenchmarkAnswerFlatCause(b *testing.B) {
+	type config struct {
+		name string
+		e    *scenario.Engine
+		reqs []scenario.Request
+	}
+	var configs []config
+	for _, convs := range []bool{false, true} {
+		for _, steps := range []bool{false, true} {
+			e := flatEngine(b, 10000)
+			fill(b, e, 10000)
+			reqs := make([]scenario.Request, 10000)
+			for r := range reqs {
+				c, k := 0, 0
+				if convs {
+					c = r
+				}
+				if steps {
+					k = r % 9999
+				}
+				reqs[r] = request(b, "", wire.KindOpenAIChat, chat(
+					`{"role":"system","content":"conversation `+fmt.Sprintf("%05d", c)+`"}`,
+					user(fmt.Sprint("q", k)), `{"role":"assistant","content":"a`+fmt.Sprint(k)+`"}`, user(fmt.Sprint("q", k+1))))
+			}
+			configs = append(configs, config{fmt.Sprintf("convs=%v/steps=%v", convs, steps), e, reqs})
+		}
+	}
+	spent := make([]time.Duration, len(configs))
+	k := 0
+	for b.Loop() {
+		for i, c := range configs {
+			start := time.Now()
+			p, err := c.e.Answer(c.reqs[k%len(c.reqs)])
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Commit()
+			spent[i] += time.Since(start)
+		}
+		k++
+	}
+	for i, c := range configs {
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), "ns/answer-"+c.name)
+	}
+}

@@ -36,8 +36,11 @@ type program struct {
 	starts        entryIndex
 	silentEntries []int // the entries that are silent, in file order
 	// writers indexes the steps by the text they answer (whitespace
-	// removed), to find which step wrote an assistant turn.
-	writers map[string][]int
+	// removed), to find which step wrote an assistant turn; the steps
+	// whose answer is made from the request are not in it, and
+	// derivedEntries are those of them that are entries, in file order.
+	writers        map[string][]int
+	derivedEntries []int
 }
 
 // cstep is a step ready to answer.
@@ -56,6 +59,9 @@ type cstep struct {
 	// never shows in a later request's history (an error, a cut stream).
 	entry  bool
 	silent bool
+	// derived says the answer is made from the request (a text generator,
+	// a json answer): which step wrote it is found by making it again.
+	derived bool
 }
 
 // ccall is a tool call of an answer with its name and arguments resolved.
@@ -531,7 +537,12 @@ func markEntries(p *problems, prog *program, steps []Step) {
 	prog.starts = indexEntries(prog)
 	prog.writers = map[string][]int{}
 	for i := range prog.steps {
-		if st := &prog.steps[i]; st.answer.Error == nil {
+		st := &prog.steps[i]
+		st.derived = st.text != nil || st.answer.JSON != nil
+		if st.derived && st.entry {
+			prog.derivedEntries = append(prog.derivedEntries, i)
+		}
+		if st.answer.Error == nil && !st.derived {
 			names := make([]string, len(st.calls))
 			for k, c := range st.calls {
 				names[k] = c.name

@@ -28,7 +28,8 @@
 // with Start, or every step of a flat list) before any answer, then the Then
 // of the step last answered. A request that names no conversation carries
 // its position: the answers its history echoes are walked from the entry
-// steps to the steps that wrote them (by text and calls), and what no
+// steps to the steps that wrote them (by text and calls; an answer made
+// from the request, by making it again from what preceded it), and what no
 // history shows (an error or a cut stream answered to the same bytes, the
 // answer a Responses previous_response_id names) is kept by the engine. A
 // named conversation's position is kept by the engine. Engine.Answer returns the answer
@@ -61,5 +62,6 @@
 //   - Reading a request's position costs one pass over its history: echoed
 //     answers are found by their text and call names, first requests' entry
 //     steps by a latest-user equals text; no step or conversation is
-//     scanned.
+//     scanned. Only candidates whose answer is made from the request (a text
+//     generator, a json answer) are made again to be compared.
 package scenario

@@ -258,13 +258,7 @@ func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, 
 	d.Scenario, d.Conversation, d.Step = p.name, conv.name, st.id
 	d.Delay, d.Stream, d.CutAfter = st.delay, a.Stream, a.CutAfter
 	n := conv.answers + 1
-	ans := wire.Answer{Model: req.Parsed.Model, ID: a.ID, Created: a.Created}
-	if ans.Model == "" {
-		ans.Model = p.model
-	}
-	if ans.Model == "" {
-		ans.Model = DefaultModel
-	}
+	ans := wire.Answer{Model: p.answerModel(req), ID: a.ID, Created: a.Created}
 	if ans.ID == "" {
 		ans.ID = req.Parsed.Kind.ResponseIDPrefix() + p.name + "-" + strconv.Itoa(n)
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,10 +34,13 @@ func RequestKey(body []byte) [32]byte { return sha256.Sum256(body) }
 var assistantRoles = map[string]bool{"assistant": true, "model": true, "function_call": true, "reasoning": true}
 
 // written is one answer as a later request echoes it: consecutive assistant
-// turns, their text with whitespace removed and the calls they made.
+// turns, their text with whitespace removed and the calls they made, and
+// the latest user text before them (what an answer made from the request
+// was made from).
 type written struct {
 	text  string
 	calls []wire.ToolCall
+	user  string
 }
 
 // key is the written answer's index key: its text and call names.
@@ -73,8 +77,13 @@ func writtenAnswers(v *view) []written {
 		i := v.turnOf(c.Path)
 		callsOf[i] = append(callsOf[i], c)
 	}
+	withResults := map[int]bool{}
+	for _, r := range req.ToolResults {
+		withResults[v.turnOf(r.Path)] = true
+	}
 	var out []written
 	var text strings.Builder
+	var user string
 	open := false
 	flush := func() {
 		if open {
@@ -86,10 +95,13 @@ func writtenAnswers(v *view) []written {
 	for i, t := range req.Turns {
 		if !assistantRoles[t.Role] {
 			flush()
+			if t.Role == "user" && (t.Text != "" || !withResults[i]) { // as newView reads the latest user text
+				user = t.Text
+			}
 			continue
 		}
 		if !open {
-			out = append(out, written{})
+			out = append(out, written{user: user})
 			open = true
 		}
 		text.WriteString(textKey(t.Text))
@@ -115,8 +127,9 @@ func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation
 	} else {
 		conv = newConversation(conversationName(req))
 	}
+	d := &derivation{req: req, model: p.answerModel(req)}
 	for _, w := range writtenAnswers(v) {
-		e.follow(conv, &w)
+		e.follow(conv, &w, d)
 	}
 	if s, ok := e.silent.get(string(key[:])); ok {
 		return s.clone(), true, nil
@@ -157,20 +170,26 @@ func conversationName(req *Request) string {
 // follow moves c past the step that wrote w: the first candidate that
 // writes it, else one reached through silent candidates; a w no step
 // writes leaves c where it is.
-func (e *Engine) follow(c *conversation, w *written) {
-	if step := e.writer(c, w, e.candidateRank(c)); step >= 0 {
-		e.walk(c, step)
+func (e *Engine) follow(c *conversation, w *written, d *derivation) {
+	if step, calls := e.writer(c, w, d); step >= 0 {
+		e.walk(c, step, calls)
 		return
 	}
-	for _, step := range e.throughSilent(c, w) {
-		e.walk(c, step)
+	path, calls := e.throughSilent(c, w, d)
+	for k, step := range path {
+		if k < len(path)-1 {
+			e.walk(c, step, e.prog.steps[step].calls)
+		} else {
+			e.walk(c, step, calls)
+		}
 	}
 }
 
-// walk moves c past step as if its answer had been delivered.
-func (e *Engine) walk(c *conversation, step int) {
-	calls, defaults := callIDs(e.prog.steps[step].calls, c.defaults)
-	c.advance(step, calls, defaults)
+// walk moves c past step as if its answer, which made calls, had been
+// delivered.
+func (e *Engine) walk(c *conversation, step int, calls []ccall) {
+	ids, defaults := callIDs(calls, c.defaults)
+	c.advance(step, ids, defaults)
 }
 
 // candidateRank returns how c ranks a step as a candidate for its next
@@ -179,21 +198,7 @@ func (e *Engine) walk(c *conversation, step int) {
 // order; -1 for a step that is no candidate.
 func (e *Engine) candidateRank(c *conversation) func(i int) int {
 	p := e.prog
-	var next []int
-	entries := c.last < 0
-	if c.last >= 0 {
-		st := &p.steps[c.last]
-		switch {
-		case !st.ended:
-			next = st.next
-		case p.onExhausted == RepeatLast:
-			next = []int{c.last}
-		case p.onExhausted == Restart:
-			entries = true
-		default:
-			entries = false
-		}
-	}
+	next, entries := e.candidates(c)
 	return func(i int) int {
 		if k := slices.Index(next, i); k >= 0 {
 			return k
@@ -205,28 +210,74 @@ func (e *Engine) candidateRank(c *conversation) func(i int) int {
 	}
 }
 
-// writer returns the best-ranked step that writes w from c, or -1.
-func (e *Engine) writer(c *conversation, w *written, rank func(int) int) int {
-	best, bestRank := -1, -1
-	for _, i := range e.prog.writers[w.key()] {
-		r := rank(i)
-		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, i, w) {
-			continue
-		}
-		best, bestRank = i, r
+// candidates returns c's candidate steps for its next answer, conditions
+// aside: the then list of the step last answered (or that step again, on
+// repeat-last), and whether the entry steps are candidates too.
+func (e *Engine) candidates(c *conversation) (next []int, entries bool) {
+	p := e.prog
+	if c.last < 0 {
+		return nil, true
 	}
-	return best
+	st := &p.steps[c.last]
+	switch {
+	case !st.ended:
+		return st.next, false
+	case p.onExhausted == RepeatLast:
+		return []int{c.last}, false
+	case p.onExhausted == Restart:
+		return nil, true
+	}
+	return nil, false
 }
 
-// writes reports whether step i, answering in c, wrote w: the same calls in
-// the same order, with equal arguments and, where w's call has an id, the
-// id the step gives it.
-func (e *Engine) writes(c *conversation, i int, w *written) bool {
-	st := &e.prog.steps[i]
-	if len(st.calls) != len(w.calls) {
+// writer returns the best-ranked step that writes w from c, or -1, and the
+// calls its answer made. The steps with a fixed answer are looked up by
+// w's text and call names; a candidate whose answer is made from the
+// request is made again (derives) and compared.
+func (e *Engine) writer(c *conversation, w *written, d *derivation) (int, []ccall) {
+	p := e.prog
+	rank := e.candidateRank(c)
+	best, bestRank := -1, -1
+	var bestCalls []ccall
+	for _, i := range p.writers[w.key()] {
+		r := rank(i)
+		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, p.steps[i].calls, w) {
+			continue
+		}
+		best, bestRank, bestCalls = i, r, p.steps[i].calls
+	}
+	try := func(i int) {
+		if r := rank(i); r >= 0 && (best < 0 || r < bestRank) {
+			if calls, ok := e.derives(c, i, w, d); ok {
+				best, bestRank, bestCalls = i, r, calls
+			}
+		}
+	}
+	next, entries := e.candidates(c)
+	for _, i := range next {
+		if p.steps[i].derived {
+			try(i)
+		}
+	}
+	if entries {
+		for _, i := range p.derivedEntries { // by rank: stop at the first that writes w
+			if best >= 0 && rank(i) >= bestRank {
+				break
+			}
+			try(i)
+		}
+	}
+	return best, bestCalls
+}
+
+// writes reports whether calls, made by an answer in c, are w's: the same
+// calls in the same order, with equal arguments and, where w's call has an
+// id, the id the answer gives it.
+func (e *Engine) writes(c *conversation, calls []ccall, w *written) bool {
+	if len(calls) != len(w.calls) {
 		return false
 	}
-	ids, _ := callIDs(st.calls, c.defaults)
+	ids, _ := callIDs(calls, c.defaults)
 	for k, call := range w.calls {
 		if call.Name != ids[k].Name || !sameJSON(orEmpty(call.Arguments), ids[k].Arguments) ||
 			(call.ID != "" && call.ID != ids[k].ID) {
@@ -238,8 +289,8 @@ func (e *Engine) writes(c *conversation, i int, w *written) bool {
 
 // throughSilent finds a path from c through silent candidate steps to a
 // step that writes w, breadth first, and returns it (the silent steps, then
-// the writer), or nil.
-func (e *Engine) throughSilent(c *conversation, w *written) []int {
+// the writer) and the calls the writer made, or nil.
+func (e *Engine) throughSilent(c *conversation, w *written, d *derivation) ([]int, []ccall) {
 	p := e.prog
 	rank := e.candidateRank(c)
 	var queue []int
@@ -263,13 +314,13 @@ func (e *Engine) throughSilent(c *conversation, w *written) []int {
 		s := queue[0]
 		queue = queue[1:]
 		probe := &conversation{last: s, defaults: c.defaults}
-		if found := e.writer(probe, w, e.candidateRank(probe)); found >= 0 {
+		if found, calls := e.writer(probe, w, d); found >= 0 {
 			path := []int{found}
 			for at := s; at >= 0; at = parent[at] {
 				path = append(path, at)
 			}
 			slices.Reverse(path)
-			return path
+			return path, calls
 		}
 		for _, n := range p.steps[s].next {
 			if _, seen := parent[n]; !seen && p.steps[n].silent {
@@ -278,7 +329,7 @@ func (e *Engine) throughSilent(c *conversation, w *written) []int {
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // keep remembers where a conversation read from its request stands after
@@ -381,4 +432,81 @@ func (ix *entryIndex) lookup(v *view) []int {
 		}
 	}
 	return append(append(out, a...), b...)
+}
+
+// derivation is what an answer made from the request is made from, besides
+// the latest user text before it (written.user): the request's model,
+// system prompt and the schema it asks for, which every request of a
+// conversation sends again.
+type derivation struct {
+	req     *Request
+	model   string
+	out     wire.Output
+	outRead bool
+}
+
+// output returns the structured output the request asks for, read once;
+// a body it cannot be read from asks for none.
+func (d *derivation) output() wire.Output {
+	if !d.outRead {
+		d.out, _ = wire.OutputOf(d.req.Parsed.Kind, d.req.Body)
+		d.outRead = true
+	}
+	return d.out
+}
+
+// derives reports whether step i, whose answer is made from the request,
+// wrote w in c, by making that answer again from what preceded w, and
+// returns the calls it made. Its conditions are not checked (they held).
+func (e *Engine) derives(c *conversation, i int, w *written, d *derivation) ([]ccall, bool) {
+	st := &e.prog.steps[i]
+	if j := st.answer.JSON; j != nil {
+		return e.derivesJSON(c, j, w, d)
+	}
+	text := st.text.text(generated{user: w.user, model: d.model, system: d.req.Parsed.System})
+	if textKey(text) != w.text {
+		return nil, false
+	}
+	return st.calls, e.writes(c, st.calls, w)
+}
+
+// derivesJSON reports whether a json answer wrote w: its value (generate:
+// the value made for the schema the request asks for) as the text, or as
+// the arguments of the one tool a request forced.
+func (e *Engine) derivesJSON(c *conversation, j *JSONAnswer, w *written, d *derivation) ([]ccall, bool) {
+	value := []byte(j.Value)
+	if j.Generate {
+		out := d.output()
+		if out.Schema == nil {
+			return nil, false
+		}
+		entry := e.schemas.get(out.Schema)
+		if entry.err != nil {
+			return nil, false
+		}
+		var err error
+		if value, err = entry.generated(out.Schema); err != nil {
+			return nil, false
+		}
+	}
+	if len(w.calls) == 0 {
+		return nil, w.text == textKey(string(value))
+	}
+	if w.text != "" || len(w.calls) != 1 || !json.Valid(value) {
+		return nil, false
+	}
+	calls := []ccall{{name: w.calls[0].Name, args: canonicalArgs(value)}}
+	return calls, e.writes(c, calls, w)
+}
+
+// answerModel is the model an answer to req names: the request's, else the
+// scenario's, else DefaultModel.
+func (p *program) answerModel(req *Request) string {
+	switch {
+	case req.Parsed.Model != "":
+		return req.Parsed.Model
+	case p.model != "":
+		return p.model
+	}
+	return DefaultModel
 }

@@ -210,9 +210,12 @@ func TestLangchaingoClients(t *testing.T) {
 // TestNodeScenario runs examples/node-scenario — a newcomer's scenario (a
 // greeting, a weather round, a 429 the SDK retries, a cut stream) and a
 // node:test file for each, using the npm openai package with no baseURL and
-// no conversation header — under `llmproxy mock -- npm test`: the four files
-// in every order, four at once (--test-concurrency=4), and each alone. Every
-// run must pass with no miss: each test's conversation is read from its
+// no conversation header — and a structured-output file (zodResponseFormat
+// and chat.completions.parse against json answers) under `llmproxy mock --
+// npm test`: the four newcomer's files in every order (24 runs; the fifth
+// file is not permuted, which would make 120, but runs first before them
+// once), all five at once (--test-concurrency=4), and each alone. Every run
+// must pass with no miss: each test's conversation is read from its
 // requests.
 func TestNodeScenario(t *testing.T) {
 	dir, err := filepath.Abs("../../examples/node-scenario")
@@ -231,11 +234,13 @@ func TestNodeScenario(t *testing.T) {
 	t.Setenv("NO_COLOR", "1")
 	unsetenv(t, "LLMPROXY_LISTEN")
 	unsetenv(t, "OPENAI_API_KEY")
-	files := []string{"greeting.test.mjs", "weather.test.mjs", "ratelimit.test.mjs", "stream.test.mjs"}
+	newcomer := []string{"greeting.test.mjs", "weather.test.mjs", "ratelimit.test.mjs", "stream.test.mjs"}
+	files := append(slices.Clone(newcomer), "structured.test.mjs")
 	var runs [][]string
-	for _, order := range permutations(files) {
+	for _, order := range permutations(newcomer) {
 		runs = append(runs, append([]string{"--test-concurrency=1"}, order...))
 	}
+	runs = append(runs, append([]string{"--test-concurrency=1", "structured.test.mjs"}, newcomer...))
 	runs = append(runs, append([]string{"--test-concurrency=4"}, files...))
 	for _, f := range files {
 		runs = append(runs, []string{f})
