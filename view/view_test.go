@@ -19,7 +19,6 @@ import (
 	"github.com/llmproxy/llmproxy/internal/uitest"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/view"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // checkHeaders fails unless a page carries the view's security headers.
@@ -49,7 +48,7 @@ func TestPages(t *testing.T) {
 		{ID: "answer", When: "tool-result paris", Respond: `text "Paris is sunny"`, Complete: true},
 	}}}
 	src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: "/v1/chat/completions", Kind: "openai-chat", Model: "gpt-4o-mini",
-		Interaction: 1, Status: 200, Millis: 3.5, ToolCalls: []wire.ToolCall{{ID: "call_weather", Name: "weather", Arguments: []byte(`{}`)}}})
+		Interaction: 1, Status: 200, Millis: 3.5, ToolCalls: []cassette.ToolCall{{ID: "call_weather", Name: "weather", Arguments: []byte(`{}`)}}})
 	src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: "/v1/chat/completions", Kind: "openai-chat", Status: 400,
 		Miss: "llmproxy: cassette x has no recording of this request", Closest: 2,
 		Differences: []match.Difference{{Path: "messages.0.content", Where: "messages[0] (user)", Got: `"Rome <b>?"`, Want: `"Paris"`}, {Path: "model", Got: "a", Want: "b"}}})
@@ -129,7 +128,7 @@ func TestHostileContentIsText(t *testing.T) {
 	src := sampleSource(t)
 	src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: "/v1/<script>x</script>", Status: 400, Miss: uitest.HostileAnswer,
 		Closest: uitest.HostileID, Differences: []match.Difference{{Path: "<img src=x onerror=alert(1)>", Got: uitest.HostileUser, Want: uitest.HostileTool}},
-		ToolCalls: []wire.ToolCall{{ID: "<i>", Name: uitest.HostileTool}}})
+		ToolCalls: []cassette.ToolCall{{ID: "<i>", Name: uitest.HostileTool}}})
 	srv, _ := serve(t, src, "")
 	for _, path := range []string{fmt.Sprintf("/_llmproxy/ui/interactions/%d", uitest.HostileID), "/_llmproxy/ui/log", "/_llmproxy/ui/?q=%3Cscript%3E"} {
 		t.Run(path, func(t *testing.T) {
