@@ -278,10 +278,15 @@ func (s *Server) logEntries(ctx context.Context, want string, pg logPage) (out [
 	if err := s.journal.settle(ctx, only); err != nil {
 		return nil, 0, 0, err
 	}
-	out, total, dropped = s.journal.page(pg, func(e *LogEntry) bool { return want == "" || e.Cassette == want || e.name == want })
-	for k := range out {
-		if e := &out[k]; !e.summarized && e.complete() {
+	entries, total, dropped := s.journal.page(pg, func(e *logged) bool { return want == "" || e.Cassette == want || e.Name == want })
+	out = make([]LogEntry, len(entries))
+	for k := range entries {
+		if e := &entries[k]; !e.summarized && e.complete() {
 			s.journal.keep(*e) // built once, kept
+		}
+		out[k] = entries[k].LogEntry
+		if s.cfg.CassetteDir == "" {
+			out[k].Name = "" // as the view names the one cassette
 		}
 	}
 	// Entries are added as requests end; the log is in the order they
@@ -293,10 +298,10 @@ func (s *Server) logEntries(ctx context.Context, want string, pg logPage) (out [
 // page returns the entries wanted after pg.after, at most pg.limit (0 for
 // all) of them, oldest first; how many entries wanted there are in all;
 // and how many were dropped.
-func (j *journal) page(pg logPage, wanted func(*LogEntry) bool) (out []LogEntry, total, dropped int) {
+func (j *journal) page(pg logPage, wanted func(*logged) bool) (out []logged, total, dropped int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out = []LogEntry{}
+	out = []logged{}
 	for k := range j.count {
 		e := j.entryOf(j.at(k))
 		if !wanted(&e) {

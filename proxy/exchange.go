@@ -97,7 +97,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
-		s.journal.add(LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()})
+		s.journal.add(logged{LogEntry: LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()}})
 		return
 	}
 	switch s.cfg.Mode {

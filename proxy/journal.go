@@ -12,66 +12,24 @@ import (
 	"unsafe"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/view"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
 // LogEntry is one request this process handled, as GET /_llmproxy/log
-// shows it: when, on which cassette, what was asked, what answered it (an
-// interaction id, or why nothing did), and the tool traffic it carried.
-type LogEntry struct {
-	// Seq numbers the entries in the order they were logged, from 1; the
-	// log pages after one (GET /_llmproxy/log?after=SEQ&limit=N).
-	Seq      uint64    `json:"seq"`
-	Time     time.Time `json:"time"`
-	Cassette string    `json:"cassette"`
-	Method   string    `json:"method"`
-	Upstream string    `json:"upstream"`
-	Path     string    `json:"path"`
-	Kind     string    `json:"kind"`
-	// Model, Stream and Turns summarise an LLM request body: the model
-	// asked for, whether a stream was, and the number of conversation turns.
-	// For a request that was served or recorded they are read from its
-	// interaction's request, equal to it under the matching rules.
-	Model  string `json:"model,omitempty"`
-	Stream bool   `json:"stream,omitempty"`
-	Turns  int    `json:"turns,omitempty"`
-	// Interaction is the id of the interaction served (replay) or recorded
-	// (record); 0 when there was none, and then Miss says why.
-	Interaction uint64 `json:"interaction,omitempty"`
-	Miss        string `json:"miss,omitempty"`
-	// Closest is the recorded interaction a miss is closest to, and
-	// Differences where the request differs from it, the first first (at
-	// most three).
-	Closest     uint64             `json:"closest,omitempty"`
-	Differences []match.Difference `json:"differences,omitempty"`
-	// Repeat marks a serve of an exhausted recording under
-	// --on-exhausted repeat-last.
-	Repeat bool `json:"repeat,omitempty"`
-	// Scenario, Conversation and Step say, in mock mode, which scenario
-	// served the request, in which conversation, and by which step (Step
-	// is "" on a miss).
-	Scenario     string `json:"scenario,omitempty"`
-	Conversation string `json:"conversation,omitempty"`
-	Step         string `json:"step,omitempty"`
-	// Incomplete marks a serve whose client left before the whole response
-	// was delivered; the interaction stays unconsumed for its retry.
-	Incomplete bool `json:"incomplete,omitempty"`
-	Status     int  `json:"status"`
-	// Millis is the time from the request's arrival to the end of its answer.
-	Millis float64 `json:"ms"`
-	// ToolCalls are the tool calls the response made.
-	ToolCalls []cassette.ToolCall `json:"tool_calls,omitempty"`
-	// ToolResults are the tool results the request sent.
-	ToolResults []cassette.ToolResult `json:"tool_results,omitempty"`
-	// ToolCallsOmitted and ToolResultsOmitted count the calls and results
-	// left out of ToolCalls and ToolResults: an entry keeps at most
-	// maxLoggedSummary bytes of their arguments and contents.
-	ToolCallsOmitted   int `json:"tool_calls_omitted,omitempty"`
-	ToolResultsOmitted int `json:"tool_results_omitted,omitempty"`
+// shows it. It is view.LogEntry, llmproxy's one log entry type, named here
+// for the proxy's callers (Server.Log, proxytest). For a request that was
+// served or recorded, Model, Stream and Turns are read from its
+// interaction's request, equal to it under the matching rules; an entry
+// keeps at most maxLoggedSummary bytes of tool call arguments and tool
+// result contents.
+type LogEntry = view.LogEntry
 
-	tape *tape  // where Interaction lives, for its tool calls
-	name string // the X-Llmproxy-Cassette name, with a CassetteDir
+// logged is a log entry as the journal keeps it: the entry, and what the
+// proxy needs to finish it when the log is read.
+type logged struct {
+	LogEntry
+	tape *tape // where Interaction lives, for its tool calls
 	// summarized is set once the summary of Interaction is filled in; it
 	// is built once, when the log is first read, and kept.
 	summarized bool
@@ -107,7 +65,7 @@ type journal struct {
 	// by seq.
 	strs    table[string]
 	tapes   table[*tape]
-	wholes  map[uint64]*LogEntry
+	wholes  map[uint64]*logged
 	dropped int
 	seq     uint64        // the Seq of the last entry added
 	changed chan struct{} // closed and replaced by add
@@ -267,19 +225,19 @@ const recordSize = int(unsafe.Sizeof(record{}))
 
 // recordOf is the record of e, its strings and tape entered in j's tables;
 // an entry that a record cannot hold is put in j.wholes.
-func (j *journal) recordOf(e *LogEntry) record {
+func (j *journal) recordOf(e *logged) record {
 	if !e.fixed() {
 		if j.wholes == nil {
-			j.wholes = map[uint64]*LogEntry{}
+			j.wholes = map[uint64]*logged{}
 		}
 		whole := *e
 		j.wholes[e.Seq] = &whole
 		return record{seq: e.Seq, whole: true, size: uint32(min(e.size(), math.MaxUint32))}
 	}
-	size := recordSize + len(e.Cassette) + len(e.name) + len(e.Method) + len(e.Upstream) + len(e.Path) + len(e.Kind)
+	size := recordSize + len(e.Cassette) + len(e.Name) + len(e.Method) + len(e.Upstream) + len(e.Path) + len(e.Kind)
 	return record{seq: e.Seq, size: uint32(min(size, math.MaxUint32)), sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()), millis: e.Millis,
 		tape: j.tapes.enter(e.tape), interaction: e.Interaction, status: e.Status, repeat: e.Repeat, incomplete: e.Incomplete,
-		cassette: j.strs.enter(e.Cassette), name: j.strs.enter(e.name), method: j.strs.enter(e.Method),
+		cassette: j.strs.enter(e.Cassette), name: j.strs.enter(e.Name), method: j.strs.enter(e.Method),
 		upstream: j.strs.enter(e.Upstream), path: j.strs.enter(e.Path), kind: j.strs.enter(e.Kind)}
 }
 
@@ -301,7 +259,7 @@ func (j *journal) drop(r *record) {
 // hold is zero (a test fails when LogEntry gains a field this does not
 // know), and its time is in UTC without a monotonic reading, as the time of
 // an exchange's entry is.
-func (e *LogEntry) fixed() bool {
+func (e *logged) fixed() bool {
 	return e.Model == "" && !e.Stream && e.Turns == 0 && e.Miss == "" && e.Closest == 0 && e.Differences == nil &&
 		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized &&
 		e.ToolCallsOmitted == 0 && e.ToolResultsOmitted == 0 &&
@@ -309,19 +267,19 @@ func (e *LogEntry) fixed() bool {
 }
 
 // entryOf is the log entry r holds.
-func (j *journal) entryOf(r *record) LogEntry {
+func (j *journal) entryOf(r *record) logged {
 	if r.whole {
 		return *j.wholes[r.seq]
 	}
-	return LogEntry{Seq: r.seq, Time: time.Unix(r.sec, int64(r.nsec)).UTC(), Millis: r.millis, tape: j.tapes.value(r.tape),
+	return logged{tape: j.tapes.value(r.tape), LogEntry: LogEntry{Seq: r.seq, Time: time.Unix(r.sec, int64(r.nsec)).UTC(), Millis: r.millis,
 		Interaction: r.interaction, Status: r.status, Repeat: r.repeat, Incomplete: r.incomplete,
-		Cassette: j.strs.value(r.cassette), name: j.strs.value(r.name), Method: j.strs.value(r.method),
-		Upstream: j.strs.value(r.upstream), Path: j.strs.value(r.path), Kind: j.strs.value(r.kind)}
+		Cassette: j.strs.value(r.cassette), Name: j.strs.value(r.name), Method: j.strs.value(r.method),
+		Upstream: j.strs.value(r.upstream), Path: j.strs.value(r.path), Kind: j.strs.value(r.kind)}}
 }
 
 // size is about the bytes an entry kept whole holds.
-func (e *LogEntry) size() int {
-	n := recordSize + int(unsafe.Sizeof(*e)) + len(e.Cassette) + len(e.name) + len(e.Method) + len(e.Upstream) +
+func (e *logged) size() int {
+	n := recordSize + int(unsafe.Sizeof(*e)) + len(e.Cassette) + len(e.Name) + len(e.Method) + len(e.Upstream) +
 		len(e.Path) + len(e.Kind) + len(e.Model) + len(e.Miss) + len(e.Scenario) + len(e.Conversation) + len(e.Step)
 	for _, d := range e.Differences {
 		n += int(unsafe.Sizeof(d)) + len(d.Path) + len(d.Where) + len(d.Got) + len(d.Want)
@@ -335,7 +293,7 @@ func (e *LogEntry) size() int {
 	return n
 }
 
-func (j *journal) add(e LogEntry) {
+func (j *journal) add(e logged) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.seq++
@@ -452,10 +410,10 @@ func (t *table[T]) value(n uint32) T {
 }
 
 // snapshot returns the entries, oldest first, and how many were dropped.
-func (j *journal) snapshot() ([]LogEntry, int) {
+func (j *journal) snapshot() ([]logged, int) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	out := make([]LogEntry, 0, j.count)
+	out := make([]logged, 0, j.count)
 	for k := range j.count {
 		out = append(out, j.entryOf(j.at(k)))
 	}
@@ -464,7 +422,7 @@ func (j *journal) snapshot() ([]LogEntry, int) {
 
 // keep stores the summary built for the entry numbered seq, if the
 // journal still holds it.
-func (j *journal) keep(e LogEntry) {
+func (j *journal) keep(e logged) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.count == 0 {
@@ -484,14 +442,14 @@ func (j *journal) keep(e LogEntry) {
 
 // entry is the log entry of an exchange that ends now. The request body is
 // summarised here, so the journal keeps no bodies.
-func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
-	e := LogEntry{
+func (x *exchange) entry(id uint64, miss string, status int) logged {
+	e := logged{tape: x.tape, LogEntry: LogEntry{
 		Time: x.start.UTC(), Cassette: x.tape.name, Method: x.req.Method, Upstream: x.route.name,
 		Path: x.mreq.Path, Kind: string(x.kind), Interaction: id, Miss: miss, Status: status,
-		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
-		tape:   x.tape, name: x.req.Header.Get(CassetteHeader),
+		Millis:  float64(time.Since(x.start).Microseconds()) / 1000,
+		Name:    x.req.Header.Get(CassetteHeader),
 		Closest: x.closest, Differences: x.diffs,
-	}
+	}}
 	if id == 0 {
 		// A request that was served or recorded is summarised from its
 		// interaction when the log is read (see Server.logEntries), so that
@@ -502,7 +460,7 @@ func (x *exchange) entry(id uint64, miss string, status int) LogEntry {
 }
 
 // summarize fills in the request summary of an entry from a request body.
-func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
+func (e *logged) summarize(kind wire.Kind, path string, body []byte) {
 	if kind == wire.KindGeneric {
 		return
 	}
@@ -513,7 +471,7 @@ func (e *LogEntry) summarize(kind wire.Kind, path string, body []byte) {
 
 // summarizeParsed fills in the request summary from a request already read
 // (what summarize reads from a body).
-func (e *LogEntry) summarizeParsed(req *wire.Request) {
+func (e *logged) summarizeParsed(req *wire.Request) {
 	e.Model, e.Stream, e.Turns = strings.Clone(req.Model), req.Stream, len(req.Turns)
 	e.ToolResults = nil
 	budget := maxLoggedSummary
@@ -541,7 +499,7 @@ func (e *LogEntry) summarizeParsed(req *wire.Request) {
 // keepToolCalls sets the tool calls of an entry, as many as
 // maxLoggedSummary holds (a call whose arguments alone are past it is kept
 // with its arguments as a truncated JSON string).
-func (e *LogEntry) keepToolCalls(calls []cassette.ToolCall) {
+func (e *logged) keepToolCalls(calls []cassette.ToolCall) {
 	e.ToolCalls, e.ToolCallsOmitted = nil, 0
 	budget := maxLoggedSummary
 	for k, c := range calls {

@@ -17,7 +17,7 @@ func TestJournalIsBoundedInBytes(t *testing.T) {
 	j := journal{limit: 10000, maxBytes: 1 << 20}
 	big := strings.Repeat("x", 4000)
 	for k := 1; k <= 600; k++ {
-		e := LogEntry{Miss: "m", Status: 400}
+		e := logged{LogEntry: LogEntry{Miss: "m", Status: 400}}
 		for range 50 {
 			e.ToolResults = append(e.ToolResults, cassette.ToolResult{ID: "c", Content: json.RawMessage(`"` + big + `"`)})
 		}
@@ -50,7 +50,7 @@ func TestLogSummaryIsBoundedPerEntry(t *testing.T) {
 	for k := range 50 {
 		calls = append(calls, cassette.ToolCall{ID: fmt.Sprint(k), Name: "f", Arguments: json.RawMessage(`{"a":"` + strings.Repeat("z", 1000) + `"}`)})
 	}
-	var e LogEntry
+	var e logged
 	e.keepToolCalls(calls)
 	e.summarizeParsed(&req)
 	kept := 0

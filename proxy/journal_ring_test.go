@@ -14,7 +14,7 @@ func TestJournalKeepsTheLastEntriesInOrder(t *testing.T) {
 	for _, n := range []int{0, 2, 3, 4, 7, 12} {
 		j := journal{limit: 3}
 		for k := 1; k <= n; k++ {
-			j.add(LogEntry{Status: k})
+			j.add(logged{LogEntry: LogEntry{Status: k}})
 		}
 		got, dropped := j.snapshot()
 		first := max(1, n-2)
@@ -37,7 +37,7 @@ func TestJournalKeepsTheLastEntriesInOrder(t *testing.T) {
 func TestJournalKeepsBuiltSummaries(t *testing.T) {
 	j := journal{limit: 3}
 	for k := 1; k <= 5; k++ {
-		j.add(LogEntry{Status: k})
+		j.add(logged{LogEntry: LogEntry{Status: k}})
 	}
 	got, _ := j.snapshot()
 	for i, e := range got {
@@ -48,7 +48,7 @@ func TestJournalKeepsBuiltSummaries(t *testing.T) {
 	e := got[1]
 	e.Model, e.summarized = "kept", true
 	j.keep(e)
-	j.keep(LogEntry{Seq: 1, Model: "gone"}) // dropped: ignored
+	j.keep(logged{LogEntry: LogEntry{Seq: 1, Model: "gone"}}) // dropped: ignored
 	got, _ = j.snapshot()
 	if got[1].Model != "kept" || !got[1].summarized || got[0].Model != "" || got[2].Model != "" {
 		t.Errorf("after keep: %+v", got)
@@ -61,7 +61,7 @@ func TestJournalSince(t *testing.T) {
 	j := journal{limit: 3}
 	changed := j.changes()
 	for k := 1; k <= 7; k++ {
-		j.add(LogEntry{Status: k})
+		j.add(logged{LogEntry: LogEntry{Status: k}})
 	}
 	select {
 	case <-changed:
@@ -145,22 +145,14 @@ func TestJournalSettleWaitsForEndedBrackets(t *testing.T) {
 // LogEntry that the record would drop fails here.
 func TestJournalRecordKeepsEveryField(t *testing.T) {
 	typ := reflect.TypeOf(LogEntry{})
-	unexported := map[string]func(*LogEntry){
-		"tape":       func(e *LogEntry) { e.tape = &tape{name: "t"} },
-		"name":       func(e *LogEntry) { e.name = "n" },
-		"summarized": func(e *LogEntry) { e.summarized = true },
+	sets := map[string]func(*logged){
+		"tape":       func(e *logged) { e.tape = &tape{name: "t"} },
+		"summarized": func(e *logged) { e.summarized = true },
 	}
 	for k := range typ.NumField() {
 		f := typ.Field(k)
-		var e LogEntry
-		if !f.IsExported() {
-			set, ok := unexported[f.Name]
-			if !ok {
-				t.Fatalf("LogEntry.%s: a field this test does not know; set it here, and check that a record keeps it", f.Name)
-			}
-			set(&e)
-		} else {
-			v := reflect.ValueOf(&e).Elem().Field(k)
+		sets["LogEntry."+f.Name] = func(e *logged) {
+			v := reflect.ValueOf(&e.LogEntry).Elem().Field(k)
 			switch v.Kind() {
 			case reflect.String:
 				v.SetString("x")
@@ -180,12 +172,22 @@ func TestJournalRecordKeepsEveryField(t *testing.T) {
 				t.Fatalf("LogEntry.%s: kind %s this test cannot set", f.Name, v.Kind())
 			}
 		}
+	}
+	wrapper := reflect.TypeOf(logged{})
+	for k := range wrapper.NumField() {
+		if f := wrapper.Field(k); !f.Anonymous && sets[f.Name] == nil {
+			t.Fatalf("logged.%s: a field this test does not know; set it here, and check that a record keeps it", f.Name)
+		}
+	}
+	for name, set := range sets {
+		var e logged
+		set(&e)
 		j := journal{limit: 2}
 		j.add(e)
 		got, _ := j.snapshot()
 		e.Seq = 1
 		if len(got) != 1 || !reflect.DeepEqual(got[0], e) {
-			t.Errorf("LogEntry.%s set alone: the journal gives back %+v, want %+v", f.Name, got, e)
+			t.Errorf("%s set alone: the journal gives back %+v, want %+v", name, got, e)
 		}
 	}
 }
@@ -198,9 +200,9 @@ func TestJournalRecordKeepsEveryField(t *testing.T) {
 func TestJournalTablesHoldOnlyTheRing(t *testing.T) {
 	j := journal{limit: 3}
 	at := time.Unix(1700000000, 0).UTC()
-	entry := func(k int) LogEntry {
-		e := LogEntry{Time: at.Add(time.Duration(k) * time.Millisecond), Cassette: "c", Method: "POST", Upstream: "openai",
-			Path: fmt.Sprintf("/v1/files/%d", k), Kind: "openai-chat", Interaction: uint64(k), Status: 200, tape: &tape{name: "c"}}
+	entry := func(k int) logged {
+		e := logged{tape: &tape{name: "c"}, LogEntry: LogEntry{Time: at.Add(time.Duration(k) * time.Millisecond), Cassette: "c", Method: "POST", Upstream: "openai",
+			Path: fmt.Sprintf("/v1/files/%d", k), Kind: "openai-chat", Interaction: uint64(k), Status: 200}}
 		if k%4 == 0 {
 			e.Interaction, e.Miss, e.tape = 0, fmt.Sprintf("miss %d", k), nil
 		}

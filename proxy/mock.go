@@ -179,12 +179,12 @@ type mockExchange struct {
 }
 
 // entry is the log entry of the exchange, ending now.
-func (x *mockExchange) entry(status int, step, miss string) LogEntry {
-	e := LogEntry{
+func (x *mockExchange) entry(status int, step, miss string) logged {
+	e := logged{LogEntry: LogEntry{
 		Time: x.start.UTC(), Method: x.req.Method, Upstream: x.route.name, Path: x.loggedPath,
 		Kind: string(x.kind), Status: status, Miss: miss, Conversation: x.conv, Step: step,
 		Millis: float64(time.Since(x.start).Microseconds()) / 1000,
-	}
+	}}
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}

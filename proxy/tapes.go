@@ -343,8 +343,8 @@ func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind
 	case errors.Is(err, errNoCassette):
 		s.missed(err.Error())
 		name := r.Header.Get(CassetteHeader)
-		s.journal.add(LogEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
-			Method: r.Method, Path: s.redactor.Path(r.URL.EscapedPath()), Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, name: name})
+		s.journal.add(logged{LogEntry: LogEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
+			Method: r.Method, Path: s.redactor.Path(r.URL.EscapedPath()), Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, Name: name}})
 		w.Header().Set(MissHeader, "1")
 		s.fail(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
 	default:

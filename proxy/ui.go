@@ -49,7 +49,7 @@ func (s *Server) pageOf(x *exchange) string {
 
 // complete fills in what an entry of a served or recorded interaction
 // reads from it: the tool calls of its response and the request summary.
-func (e *LogEntry) complete() bool {
+func (e *logged) complete() bool {
 	if e.summarized || e.Interaction == 0 || e.tape == nil || !e.tape.ready() {
 		return false
 	}
@@ -64,7 +64,7 @@ func (e *LogEntry) complete() bool {
 // since returns the entries numbered after after, at most the newest limit,
 // oldest first, with their numbers: entries are numbered from 1 in the
 // order they were added.
-func (j *journal) since(after uint64, limit int) ([]LogEntry, []uint64) {
+func (j *journal) since(after uint64, limit int) ([]logged, []uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	oldest := uint64(j.dropped) + 1
@@ -73,7 +73,7 @@ func (j *journal) since(after uint64, limit int) ([]LogEntry, []uint64) {
 	if limit > 0 && total >= uint64(limit) && start+uint64(limit) <= total {
 		start = total - uint64(limit) + 1
 	}
-	var out []LogEntry
+	var out []logged
 	var seqs []uint64
 	for seq := start; seq <= total; seq++ {
 		out, seqs = append(out, j.entryOf(j.at(int(seq-oldest)))), append(seqs, seq)
@@ -212,20 +212,10 @@ func (u uiSource) Log(ctx context.Context, after uint64, limit int) ([]view.LogE
 		if !e.summarized && e.complete() {
 			u.s.journal.keep(e) // built once, for every live stream and /log
 		}
-		out[k] = view.LogEntry{
-			Seq: seqs[k], Time: e.Time, Cassette: e.Cassette, Name: e.name, Method: e.Method, Upstream: e.Upstream,
-			Path: e.Path, Kind: e.Kind, Model: e.Model, Stream: e.Stream, Turns: e.Turns, Interaction: e.Interaction,
-			Miss: e.Miss, Closest: e.Closest, Differences: e.Differences, Repeat: e.Repeat, Incomplete: e.Incomplete,
-			Status: e.Status, Millis: e.Millis, Scenario: e.Scenario, Conversation: e.Conversation, Step: e.Step,
-		}
+		out[k] = e.LogEntry
+		out[k].Seq = seqs[k]
 		if u.s.cfg.CassetteDir == "" {
 			out[k].Name = ""
-		}
-		for _, c := range e.ToolCalls {
-			out[k].ToolCalls = append(out[k].ToolCalls, wire.ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
-		}
-		for _, r := range e.ToolResults {
-			out[k].ToolResults = append(out[k].ToolResults, wire.ToolResult{CallID: r.ID, Name: r.Name, Content: r.Content, IsError: r.IsError})
 		}
 	}
 	return out, nil

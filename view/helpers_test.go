@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -24,6 +25,7 @@ type fakeSource struct {
 	changed chan struct{}
 	graphs  []view.Graph
 	served  map[uint64]bool
+	reads   atomic.Int64 // calls of Log
 }
 
 func (f *fakeSource) add(e view.LogEntry) {
@@ -36,6 +38,7 @@ func (f *fakeSource) add(e view.LogEntry) {
 }
 
 func (f *fakeSource) Log(_ context.Context, after uint64, limit int) ([]view.LogEntry, error) {
+	f.reads.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []view.LogEntry

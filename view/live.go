@@ -68,7 +68,8 @@ func newLogRow(e LogEntry) logRow {
 
 // wants reports whether a log filtered to cassette name shows e.
 func wants(name string, e LogEntry) bool {
-	return name == "" || e.Name == name || e.Cassette == name
+	d := delta{name: e.Name, cassette: e.Cassette}
+	return d.wanted(name)
 }
 
 func (h *Handler) logPage(w http.ResponseWriter, r *http.Request) {
@@ -97,7 +98,10 @@ func (h *Handler) logPage(w http.ResponseWriter, r *http.Request) {
 // logEvents streams the entries added after a cursor as server-sent
 // events, each an "entry" event whose data is the entry's table rows and
 // whose id is its Seq, so that a reconnecting browser continues where it
-// stopped (Last-Event-ID). It ends when the client leaves or Close is
+// stopped (Last-Event-ID). The entries up to the hub's position are read
+// once, for this stream; every later one comes rendered from the hub, which
+// renders it once for all streams. It ends when the client leaves, when it
+// falls too far behind (its browser then reconnects), or when Close is
 // called.
 func (h *Handler) logEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -119,6 +123,8 @@ func (h *Handler) logEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := q.Get("cassette")
+	sub, from := h.hub.subscribe()
+	defer h.hub.unsubscribe(sub)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
@@ -126,31 +132,29 @@ func (h *Handler) logEvents(w http.ResponseWriter, r *http.Request) {
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || rc.Flush() != nil {
 		return
 	}
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		changed := h.opts.Source.LogChanged()
+	if after < from {
 		entries, err := h.opts.Source.Log(ctx, after, logLimit)
 		if err != nil {
 			return
 		}
-		var buf bytes.Buffer
+		var earlier []LogEntry
 		for _, e := range entries {
-			after = max(after, e.Seq)
-			if wants(name, e) {
-				if err := h.writeEntry(&buf, e); err != nil {
-					h.log.Error("view: rendering a log entry", "err", err)
-					return
-				}
+			if e.Seq <= from {
+				earlier = append(earlier, e)
 			}
 		}
-		if buf.Len() > 0 {
-			if _, err := w.Write(buf.Bytes()); err != nil || rc.Flush() != nil {
+		if !h.send(w, rc, name, &after, h.hub.deltas(earlier)) {
+			return
+		}
+	}
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case batch, ok := <-sub.ch:
+			if !ok || !h.send(w, rc, name, &after, batch) {
 				return
 			}
-		}
-		select {
-		case <-changed:
 		case <-tick.C:
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
 				return
@@ -161,6 +165,26 @@ func (h *Handler) logEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// send writes the deltas after *after that a stream filtered to cassette
+// name shows, moving *after past them; false when the client is gone.
+func (h *Handler) send(w http.ResponseWriter, rc *http.ResponseController, name string, after *uint64, batch []delta) bool {
+	wrote := false
+	for k := range batch {
+		d := &batch[k]
+		if d.seq <= *after {
+			continue
+		}
+		*after = d.seq
+		if d.wanted(name) && len(d.event) > 0 {
+			if _, err := w.Write(d.event); err != nil {
+				return false
+			}
+			wrote = true
+		}
+	}
+	return !wrote || rc.Flush() == nil
 }
 
 // writeEntry writes one entry as a server-sent event.

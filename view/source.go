@@ -9,7 +9,6 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 var (
@@ -59,43 +58,62 @@ type Source interface {
 	Scenarios(ctx context.Context) ([]Graph, error)
 }
 
-// LogEntry is one request this process handled, as the live log shows it.
+// LogEntry is one request this process handled, as the live log and GET
+// /_llmproxy/log show it: when, on which cassette, what was asked, what
+// answered it (an interaction id, or why nothing did), and the tool traffic
+// it carried. It is llmproxy's one log entry type: package proxy's journal
+// holds these, and its JSON is the API's.
 type LogEntry struct {
 	// Seq numbers the entries from 1 in the order they were added; it is
-	// the cursor of Source.Log.
-	Seq  uint64
-	Time time.Time
-	// Cassette is where the request went (a file, or a scenario), and Name
-	// the cassette's name for the pages' ?cassette= parameter ("" when the
-	// Source has one cassette).
-	Cassette, Name string
-	Method         string
-	Upstream       string
-	Path           string
-	Kind           string
-	Model          string
-	Stream         bool
-	Turns          int
+	// the cursor of Source.Log and of the API's pages
+	// (GET /_llmproxy/log?after=SEQ&limit=N).
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	// Cassette is where the request went (a file, or a scenario).
+	Cassette string `json:"cassette"`
+	Method   string `json:"method"`
+	Upstream string `json:"upstream"`
+	Path     string `json:"path"`
+	Kind     string `json:"kind"`
+	// Model, Stream and Turns summarise an LLM request body: the model
+	// asked for, whether a stream was, and the number of conversation turns.
+	Model  string `json:"model,omitempty"`
+	Stream bool   `json:"stream,omitempty"`
+	Turns  int    `json:"turns,omitempty"`
 	// Interaction is the id of the interaction served or recorded; 0 when
 	// there was none, and then Miss says why.
-	Interaction uint64
-	Miss        string
+	Interaction uint64 `json:"interaction,omitempty"`
+	Miss        string `json:"miss,omitempty"`
 	// Closest is the recorded interaction a missed request is closest to
 	// (0 when none), and Differences where the request differs from it,
-	// the first first.
-	Closest     uint64
-	Differences []match.Difference
+	// the first first (at most three).
+	Closest     uint64             `json:"closest,omitempty"`
+	Differences []match.Difference `json:"differences,omitempty"`
+	// Repeat marks a serve of an exhausted recording under
+	// --on-exhausted repeat-last.
+	Repeat bool `json:"repeat,omitempty"`
 	// Scenario, Conversation and Step say what answered a scripted request;
-	// for a miss, Step is the closest step.
-	Scenario, Conversation, Step string
-	// Repeat marks a serve of an exhausted recording; Incomplete a serve
-	// whose client left before the end.
-	Repeat, Incomplete bool
-	Status             int
+	// Step is "" on a miss.
+	Scenario     string `json:"scenario,omitempty"`
+	Conversation string `json:"conversation,omitempty"`
+	Step         string `json:"step,omitempty"`
+	// Incomplete marks a serve whose client left before the whole response
+	// was delivered.
+	Incomplete bool `json:"incomplete,omitempty"`
+	Status     int  `json:"status"`
 	// Millis is the time from the request's arrival to the end of its answer.
-	Millis      float64
-	ToolCalls   []wire.ToolCall
-	ToolResults []wire.ToolResult
+	Millis float64 `json:"ms"`
+	// ToolCalls are the tool calls the response made, and ToolResults the
+	// tool results the request sent, in their listing form.
+	ToolCalls   []cassette.ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []cassette.ToolResult `json:"tool_results,omitempty"`
+	// ToolCallsOmitted and ToolResultsOmitted count the calls and results
+	// the log left out of ToolCalls and ToolResults to bound an entry.
+	ToolCallsOmitted   int `json:"tool_calls_omitted,omitempty"`
+	ToolResultsOmitted int `json:"tool_results_omitted,omitempty"`
+	// Name is the cassette's name for the pages' ?cassette= parameter (""
+	// when the Source has one cassette); the API does not show it.
+	Name string `json:"-"`
 }
 
 // Graph is a scenario as the view draws it.

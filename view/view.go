@@ -43,8 +43,9 @@ type Options struct {
 	Mode string
 	// Logger receives the errors of pages that failed; nil discards.
 	Logger *slog.Logger
-	// MaxLiveStreams bounds the live log streams open at once (each
-	// reads the log at every change); zero means DefaultMaxLiveStreams.
+	// MaxLiveStreams bounds the live log streams open at once (the log is
+	// read and each new entry rendered once for all of them, and a stream
+	// holds at most a bounded backlog); zero means DefaultMaxLiveStreams.
 	// One past it is answered 503.
 	MaxLiveStreams int
 }
@@ -63,6 +64,7 @@ type Handler struct {
 	mu     sync.Mutex
 	closed chan struct{} // closed by Close
 	live   chan struct{} // a token per live log stream open
+	hub    *hub          // hands new log entries to the live streams
 }
 
 // New checks opts and builds a Handler.
@@ -77,6 +79,7 @@ func New(opts Options) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	h.hub = &hub{src: opts.Source, render: h.writeEntry, closed: h.closed, log: h.log}
 	var err error
 	if h.pages, err = parsePages(); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/llmproxy/llmproxy/internal/uitest"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/view"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // checkHeaders fails unless a page carries the view's security headers.
@@ -48,7 +48,7 @@ func TestPages(t *testing.T) {
 		{ID: "answer", When: "tool-result paris", Respond: `text "Paris is sunny"`, Complete: true},
 	}}}
 	src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: "/v1/chat/completions", Kind: "openai-chat", Model: "gpt-4o-mini",
-		Interaction: 1, Status: 200, Millis: 3.5, ToolCalls: []wire.ToolCall{{ID: "call_weather", Name: "weather", Arguments: []byte(`{}`)}}})
+		Interaction: 1, Status: 200, Millis: 3.5, ToolCalls: []cassette.ToolCall{{ID: "call_weather", Name: "weather", Arguments: []byte(`{}`)}}})
 	src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: "/v1/chat/completions", Kind: "openai-chat", Status: 400,
 		Miss: "llmproxy: cassette x has no recording of this request", Closest: 2,
 		Differences: []match.Difference{{Path: "messages.0.content", Where: "messages[0] (user)", Got: `"Rome <b>?"`, Want: `"Paris"`}, {Path: "model", Got: "a", Want: "b"}}})
@@ -128,7 +128,7 @@ func TestHostileContentIsText(t *testing.T) {
 	src := sampleSource(t)
 	src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: "/v1/<script>x</script>", Status: 400, Miss: uitest.HostileAnswer,
 		Closest: uitest.HostileID, Differences: []match.Difference{{Path: "<img src=x onerror=alert(1)>", Got: uitest.HostileUser, Want: uitest.HostileTool}},
-		ToolCalls: []wire.ToolCall{{ID: "<i>", Name: uitest.HostileTool}}})
+		ToolCalls: []cassette.ToolCall{{ID: "<i>", Name: uitest.HostileTool}}})
 	srv, _ := serve(t, src, "")
 	for _, path := range []string{fmt.Sprintf("/_llmproxy/ui/interactions/%d", uitest.HostileID), "/_llmproxy/ui/log", "/_llmproxy/ui/?q=%3Cscript%3E"} {
 		t.Run(path, func(t *testing.T) {
@@ -506,5 +506,51 @@ func TestLiveStreamsAreCapped(t *testing.T) {
 	}
 	if got, body := status(); got != http.StatusServiceUnavailable || !strings.Contains(body, "live log streams are open") {
 		t.Errorf("a third stream past the cap of 2: %d %.200s, want 503 saying why", got, body)
+	}
+}
+
+// Live streams share one read of the log per change: every stream gets the
+// same entries in order, and the Source is read about once per new entry,
+// not once per stream.
+func TestLiveStreamsShareOneRead(t *testing.T) {
+	const streams, entries = 6, 4
+	src := sampleSource(t)
+	srv, _ := serve(t, src, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	evs := make([]events, streams)
+	for k := range evs {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/_llmproxy/ui/log/events?after=0", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		evs[k] = events{bufio.NewReader(resp.Body)}
+		if line, err := evs[k].r.ReadString('\n'); err != nil || line != "retry: 2000\n" {
+			t.Fatalf("stream %d: first line %q, %v", k, line, err)
+		}
+	}
+	before := src.reads.Load()
+	for n := 1; n <= entries; n++ {
+		src.add(view.LogEntry{Time: time.Now(), Method: "POST", Path: fmt.Sprintf("/entry-%d", n), Status: 200, Interaction: uint64(n)})
+		var first string
+		for k, ev := range evs {
+			id, data, err := ev.next()
+			if err != nil || id != strconv.Itoa(n) || !strings.Contains(data, fmt.Sprintf("/entry-%d", n)) {
+				t.Fatalf("stream %d, entry %d: id %q, data %q, %v", k, n, id, data, err)
+			}
+			if k == 0 {
+				first = data
+			} else if data != first {
+				t.Errorf("stream %d, entry %d: %q, stream 0 got %q", k, n, data, first)
+			}
+		}
+	}
+	// One read per entry, and one more for the read that started the
+	// streams' turn if it had not happened yet.
+	if reads := src.reads.Load() - before; reads > entries+1 {
+		t.Errorf("%d streams read the log %d times for %d entries, want at most %d (one read per change, for all streams)",
+			streams, reads, entries, entries+1)
 	}
 }
