@@ -5,10 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"html"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -137,4 +139,47 @@ func TestWrapperReport(t *testing.T) {
 			checkReportHTML(t, string(page))
 		})
 	}
+}
+
+// TestServingReport: a serving command given --report without -- CMD
+// writes the report of its run when it stops (SIGTERM): the miss with its
+// closest recording and the interactions never used.
+func TestServingReport(t *testing.T) {
+	bin := buildLLMProxy(t)
+	cas := filepath.Join(t.TempDir(), "three.cassette")
+	sampleCassette(t, cas, 3)
+	page := filepath.Join(t.TempDir(), "run.html")
+	p := startProc(t, bin, true, "replay", "--cassette", cas, "--listen", "127.0.0.1:0", "--report", page)
+	asked := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"question 0 ` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}]}`
+	resp, err := http.Post(p.base+"/v1/chat/completions", "application/json", strings.NewReader(asked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("the changed request: %d, want a miss", resp.StatusCode)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM: %s", code, p.stderr)
+	}
+	data, err := os.ReadFile(strings.TrimSuffix(page, ".html") + ".json")
+	if err != nil {
+		t.Fatalf("no JSON report after the run: %v\n%s", err, p.stderr)
+	}
+	var r runReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Command != "replay" || r.CMD != nil || r.MissCount != 1 || len(r.Misses) != 1 || r.Misses[0].Closest != 1 ||
+		len(r.Unused) != 1 || r.Unused[0].Count != 3 {
+		t.Errorf("report JSON:\n%s", data)
+	}
+	text, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReportHTML(t, string(text))
 }
