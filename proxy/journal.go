@@ -312,16 +312,15 @@ func (j *journal) add(e logged) {
 func (j *journal) at(k int) *record { return &j.entries[(j.first+k)%len(j.entries)] }
 
 // push adds r as the newest record, dropping the oldest when limit are
-// held.
+// held. A full ring under its limit doubles (its length is its number of
+// slots), so an add costs the same however many records are held.
 func (j *journal) push(r record) {
 	if j.count == len(j.entries) && len(j.entries) < max(j.limit, 1) {
-		grown := make([]record, j.count, min(max(j.limit, 1), 2*j.count+16))
+		grown := make([]record, min(max(j.limit, 1), 2*j.count+16))
 		for k := range j.count {
 			grown[k] = *j.at(k)
 		}
-		j.entries, j.first = append(grown, r), 0
-		j.count++
-		return
+		j.entries, j.first = grown, 0
 	}
 	if j.count == len(j.entries) {
 		j.evict()
