@@ -152,8 +152,13 @@ func interactionCount(t *testing.T, path string) int {
 // providers, scrubs the cassette, and replays it through `llmproxy replay --
 // npm test` with the providers gone, the keys unset and the tool results
 // served as fixtures.
-func TestNodeClients(t *testing.T) {
-	dir, err := filepath.Abs("../../examples/node")
+// nodeExample returns the absolute path of examples/NAME, a node project
+// whose tests run under the proxy, once node, npm and its installed
+// packages are there (else the test is skipped, or fails under
+// REQUIRE_EXAMPLE_TESTS), with npm quiet and no listen address inherited.
+func nodeExample(t *testing.T, name string) string {
+	t.Helper()
+	dir, err := filepath.Abs("../../examples/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,11 +168,16 @@ func TestNodeClients(t *testing.T) {
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		skipExample(t, "examples/node/node_modules is missing: run npm ci in examples/node")
+		skipExample(t, "examples/"+name+"/node_modules is missing: run npm ci in examples/"+name)
 	}
 	t.Setenv("npm_config_update_notifier", "false")
 	t.Setenv("NO_COLOR", "1")
 	unsetenv(t, "LLMPROXY_LISTEN")
+	return dir
+}
+
+func TestNodeClients(t *testing.T) {
+	dir := nodeExample(t, "node")
 	npmTest := []string{"npm", "--prefix", dir, "test"}
 	cas := recordExample(t, npmTest...)
 	// Six clients, streamed and not, two requests each.
@@ -218,21 +228,7 @@ func TestLangchaingoClients(t *testing.T) {
 // must pass with no miss: each test's conversation is read from its
 // requests.
 func TestNodeScenario(t *testing.T) {
-	dir, err := filepath.Abs("../../examples/node-scenario")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipExample(t, tool+" is not installed")
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		skipExample(t, "examples/node-scenario/node_modules is missing: run npm ci in examples/node-scenario")
-	}
-	t.Setenv("npm_config_update_notifier", "false")
-	t.Setenv("NO_COLOR", "1")
-	unsetenv(t, "LLMPROXY_LISTEN")
+	dir := nodeExample(t, "node-scenario")
 	unsetenv(t, "OPENAI_API_KEY")
 	newcomer := []string{"greeting.test.mjs", "weather.test.mjs", "ratelimit.test.mjs", "stream.test.mjs"}
 	files := append(slices.Clone(newcomer), "structured.test.mjs")
