@@ -205,10 +205,11 @@ func rebuild(lens []uint64, secs ...[]byte) []byte {
 	return v
 }
 
-// A damaged record is an error that names the interaction and what is
-// wrong, and wraps ErrBadRecord; nothing panics.
-func TestRecordDamage(t *testing.T) {
-	in := recordCorpus()[2] // an SSE stream of three events
+// streamRecord is the corpus's SSE stream of three events, its encoded
+// record and that record's sections.
+func streamRecord(t *testing.T) (*Interaction, []byte, record) {
+	t.Helper()
+	in := recordCorpus()[2]
 	good, err := encode(in)
 	if err != nil {
 		t.Fatal(err)
@@ -217,6 +218,13 @@ func TestRecordDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return in, good, rec
+}
+
+// A damaged record is an error that names the interaction and what is
+// wrong, and wraps ErrBadRecord; nothing panics.
+func TestRecordDamage(t *testing.T) {
+	_, good, rec := streamRecord(t)
 	badTable := bytes.Clone(rec.table)
 	binary.BigEndian.PutUint64(badTable, uint64(len(rec.events)+1))
 	backwards := bytes.Clone(rec.table)
@@ -297,15 +305,7 @@ func FuzzRecord(f *testing.F) {
 // A time that is NaN or infinite is a damaged record for Reply (replay)
 // as for decode (ls, export, the view), and encode refuses to write one.
 func TestRecordNonFiniteTime(t *testing.T) {
-	in := recordCorpus()[2] // an SSE stream of three events
-	good, err := encode(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := split(good)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, _, rec := streamRecord(t)
 	table := bytes.Clone(rec.table)
 	binary.BigEndian.PutUint64(table[eventEntry+8:], math.Float64bits(math.Inf(1)))
 	bad := rebuild(nil, rec.front, rec.head, rec.body, rec.events, table)
