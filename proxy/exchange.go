@@ -95,7 +95,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	x.mreq = &x.request
 	x.key, err = s.matcher.Key(x.mreq)
 	if err != nil {
-		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error",
+		failWith(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
 		s.journal.add(logged{LogEntry: LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()}})
 		return
@@ -130,17 +130,17 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 	case errors.Is(err, errBodyBudget):
 		s.log.WarnContext(r.Context(), "request bodies in flight over --max-body-total; answered 503", "path", cassette.ProxyPath(rt.name, rt.path), "max_body_total", s.cfg.MaxBodyTotal)
 		w.Header().Set("Retry-After", "1")
-		s.fail(w, kind, http.StatusServiceUnavailable, "server_error",
+		failWith(w, kind, http.StatusServiceUnavailable, "server_error",
 			fmt.Sprintf("llmproxy: the request bodies in flight are over the limit of %d bytes (--max-body-total); retry", s.cfg.MaxBodyTotal))
 	case errors.As(err, &mbe):
-		s.fail(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
+		failWith(w, kind, http.StatusRequestEntityTooLarge, "invalid_request_error",
 			fmt.Sprintf("llmproxy: request body is over the limit of %d bytes (--max-body)", s.cfg.MaxBody))
 	case errors.As(err, &ne) && ne.Timeout():
 		s.log.WarnContext(r.Context(), "request body too slow; connection closed", "path", cassette.ProxyPath(rt.name, rt.path), "read_timeout", s.cfg.ReadTimeout)
-		s.fail(w, kind, http.StatusRequestTimeout, "invalid_request_error",
+		failWith(w, kind, http.StatusRequestTimeout, "invalid_request_error",
 			fmt.Sprintf("llmproxy: the request body did not arrive within %s (--read-timeout)", s.cfg.ReadTimeout))
 	default:
-		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
+		failWith(w, kind, http.StatusBadRequest, "invalid_request_error", "llmproxy: reading request body: "+err.Error())
 	}
 }
 
@@ -212,11 +212,6 @@ func jsonProblem(err error, body []byte) string {
 		return fmt.Sprintf("request body is not valid JSON: %v (at byte %d)", se, se.Offset)
 	}
 	return "request body is not valid JSON: it ends early"
-}
-
-// fail writes an error in the API kind's own shape (see failWith).
-func (s *Server) fail(w http.ResponseWriter, kind wire.Kind, status int, errType, msg string) {
-	failWith(w, kind, status, errType, msg)
 }
 
 // failWith writes an error in the API kind's own shape.

@@ -38,7 +38,7 @@ func (s *Server) miss(w http.ResponseWriter, x *exchange, served []uint64) {
 	s.log.WarnContext(x.req.Context(), "miss", x.logArgs("reason", msg)...)
 	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
 	w.Header().Set(MissHeader, "1")
-	s.fail(w, x.kind, http.StatusBadRequest, "cassette_miss", msg)
+	failWith(w, x.kind, http.StatusBadRequest, "cassette_miss", msg)
 }
 
 // missed reports a miss to Config.OnMiss.

@@ -122,7 +122,7 @@ func (s *Server) failed(w http.ResponseWriter, x *exchange, f *failure) {
 		s.log.Log(x.req.Context(), f.level, f.msg, x.logArgs(f.attrs...)...)
 	}
 	if f.reply != "" {
-		s.fail(w, x.kind, f.status, "upstream_error", f.reply)
+		failWith(w, x.kind, f.status, "upstream_error", f.reply)
 	}
 	if f.note != "" {
 		s.journal.add(x.entry(0, f.note, f.status))

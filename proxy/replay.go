@@ -17,7 +17,7 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 	for {
 		t, err := s.serveRecording(w, x, ids)
 		if err != nil {
-			s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
+			failWith(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 			return
 		}
 		switch {
@@ -32,7 +32,7 @@ func (s *Server) replay(w http.ResponseWriter, x *exchange, auto bool) {
 			}
 		case len(t.ids) == 0 && ids == nil:
 			if ids, err = s.otherRecordings(x, auto); err != nil {
-				s.fail(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
+				failWith(w, x.kind, http.StatusInternalServerError, "cassette_error", "llmproxy: "+err.Error())
 				return
 			}
 			if len(ids) > 0 {

@@ -339,15 +339,15 @@ func (e *nameError) Is(target error) bool { return target == ErrBadCassetteName 
 func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind, err error) {
 	switch {
 	case errors.Is(err, ErrBadCassetteName):
-		s.fail(w, kind, http.StatusBadRequest, "invalid_request_error", err.Error())
+		failWith(w, kind, http.StatusBadRequest, "invalid_request_error", err.Error())
 	case errors.Is(err, errNoCassette):
 		s.missed(err.Error())
 		name := r.Header.Get(CassetteHeader)
 		s.journal.add(logged{LogEntry: LogEntry{Time: time.Now().UTC(), Cassette: filepath.Join(s.cfg.CassetteDir, name+".cassette"),
 			Method: r.Method, Path: s.redactor.Path(r.URL.EscapedPath()), Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest, Name: name}})
 		w.Header().Set(MissHeader, "1")
-		s.fail(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
+		failWith(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
 	default:
-		s.fail(w, kind, http.StatusInternalServerError, "cassette_error", err.Error())
+		failWith(w, kind, http.StatusInternalServerError, "cassette_error", err.Error())
 	}
 }
