@@ -32,8 +32,8 @@ func TestConversations(t *testing.T) {
 	}
 	reqs := []req{
 		{wire.KindOpenAIChat, chat(u1), "", 0, 0},
-		{wire.KindOpenAIChat, chat(u1), "", 1, 0},                                            // the same start again: a conversation of its own
-		{wire.KindOpenAIChat, chat(u1, a1, u2), "", 1, 1},                                    // continues the latest
+		{wire.KindOpenAIChat, chat(u1), "", 1, 0},                                             // the same start again: a conversation of its own
+		{wire.KindOpenAIChat, chat(u1, a1, u2), "", 1, 1},                                     // continues the latest
 		{wire.KindOpenAIChat, chat(`{ "role": "user", "content": "one" }`, a1, u2), "", 0, 1}, // then the other, spelled otherwise
 		{wire.KindOpenAIChat, chat(u2), "", 2, 0},
 		{wire.KindOpenAIChat, chat(), "", 3, 0},
