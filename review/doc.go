@@ -10,7 +10,9 @@
 // groups them); an interaction of another kind (embeddings, generic) is a
 // conversation of one turn. A conversation of NEW is paired with one of OLD
 // that began with the same first user turn (the k-th such with the k-th),
-// else with the first unpaired one of OLD on the same API kind, in order;
+// else with the first unpaired one of OLD that began with the same setup
+// (API kind, system prompt, tools offered, parameters: the opening request
+// without its first user turn), in order — a prompt that changed;
 // what is left is added (NEW only) or removed (OLD only). Paired
 // conversations pair their turns by position; a turn beyond the other's
 // end is added or removed.

@@ -142,6 +142,26 @@ func (r *reading) firstUser() []byte {
 	return r.request
 }
 
+// setup is the opening request without its first user turn: what a
+// conversation was begun with besides its prompt (system prompt, tools
+// offered, parameters).
+func (r *reading) setup() []byte {
+	if r.chat && r.reqJSON {
+		for _, t := range r.req.Turns {
+			if t.Role != "user" {
+				continue
+			}
+			if p, ok := jsonvalue.ParsePattern(t.Path); ok {
+				if b, err := (jsonvalue.Ignore{p}).AppendCanonical(nil, jsonOf(r.request)); err == nil {
+					return b
+				}
+			}
+			break
+		}
+	}
+	return r.request
+}
+
 // title is a line naming the conversation: its first user text, else its
 // route.
 func (r *reading) title() string {

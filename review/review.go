@@ -147,6 +147,7 @@ type conv struct {
 	number int // from 1, in order of first request
 	kind   wire.Kind
 	key    uint64 // the opening (reading.firstUser)
+	setup  uint64 // the opening's setup (reading.setup)
 	turns  []digested
 }
 
@@ -207,8 +208,10 @@ func (r *Review) scan(ctx context.Context, c *cassette.Cassette) ([]*conv, error
 		}
 		if n < 0 {
 			n = len(convs)
-			key := maphash.Bytes(r.seed, append([]byte(rd.kind+"\x00"), rd.firstUser()...))
-			convs = append(convs, &conv{number: n + 1, kind: rd.kind, key: key})
+			kind := []byte(rd.kind + "\x00")
+			convs = append(convs, &conv{number: n + 1, kind: rd.kind,
+				key:   maphash.Bytes(r.seed, append(kind, rd.firstUser()...)),
+				setup: maphash.Bytes(r.seed, append(kind, rd.setup()...))})
 		}
 		convs[n].turns = append(convs[n].turns, d)
 		return nil
@@ -220,8 +223,8 @@ func (r *Review) scan(ctx context.Context, c *cassette.Cassette) ([]*conv, error
 }
 
 // pair pairs conversations: NEW's with OLD's of the same opening, the k-th
-// with the k-th; then the rest in order, on the same API kind; what
-// remains is added or removed. The pairs come in NEW's order, then the
+// with the k-th; then the rest in order, on the same API kind and setup
+// (an opening prompt that changed); what remains is added or removed. The pairs come in NEW's order, then the
 // removed ones in OLD's.
 func pair(olds, news []*conv) []*pairing {
 	byKey := map[uint64][]*conv{}
@@ -237,15 +240,15 @@ func pair(olds, news []*conv) []*pairing {
 			taken[q[0]] = true
 		}
 	}
-	byKind := map[wire.Kind][]*conv{}
+	bySetup := map[uint64][]*conv{}
 	for _, c := range olds {
 		if !taken[c] {
-			byKind[c.kind] = append(byKind[c.kind], c)
+			bySetup[c.setup] = append(bySetup[c.setup], c)
 		}
 	}
 	for _, p := range out {
-		if q := byKind[p.new.kind]; p.old == nil && len(q) > 0 {
-			p.old, byKind[p.new.kind] = q[0], q[1:]
+		if q := bySetup[p.new.setup]; p.old == nil && len(q) > 0 {
+			p.old, bySetup[p.new.setup] = q[0], q[1:]
 			taken[q[0]] = true
 		}
 	}
