@@ -80,14 +80,37 @@ func (n Counts) Total() int {
 	return n.Identical + n.Wording + n.Request + n.Behaviour + n.Added + n.Removed
 }
 
+// Changes counts differences by class.
+type Changes struct {
+	Wording   int `json:"wording"`
+	Request   int `json:"request"`
+	Behaviour int `json:"behaviour"`
+	Added     int `json:"added"`
+	Removed   int `json:"removed"`
+}
+
+// counts is c as Counts, with no identical ones.
+func (c Changes) counts() Counts {
+	return Counts{Wording: c.Wording, Request: c.Request, Behaviour: c.Behaviour, Added: c.Added, Removed: c.Removed}
+}
+
+// Total is the number of differences.
+func (c Changes) Total() int { return c.counts().Total() }
+
+func (c *Changes) add(cl Class) {
+	n := c.counts()
+	n.add(cl)
+	*c = Changes{Wording: n.Wording, Request: n.Request, Behaviour: n.Behaviour, Added: n.Added, Removed: n.Removed}
+}
+
 // Summary is what a review found: conversations and turns by class, and
 // the differences by class (a turn added to or removed from a paired
 // conversation counts as a behaviour difference, a whole conversation
 // added or removed as one added or removed difference).
 type Summary struct {
-	Conversations Counts `json:"conversations"`
-	Turns         Counts `json:"turns"`
-	Differences   Counts `json:"differences"`
+	Conversations Counts  `json:"conversations"`
+	Turns         Counts  `json:"turns"`
+	Differences   Changes `json:"differences"`
 }
 
 // Identical reports whether the review found no difference at all.

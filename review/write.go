@@ -74,9 +74,17 @@ func counts(n Counts, withIdentical bool) string {
 // verdict is the summary in one sentence.
 func (s Summary) verdict() string {
 	if s.Identical() {
-		return fmt.Sprintf("identical: %d conversations, %d turns", s.Conversations.Total(), s.Turns.Total())
+		return fmt.Sprintf("identical: %s, %s", plural(s.Conversations.Total(), "conversation"), plural(s.Turns.Total(), "turn"))
 	}
-	return fmt.Sprintf("%d conversations differ of %d", s.Conversations.Total()-s.Conversations.Identical, s.Conversations.Total())
+	return fmt.Sprintf("%d of %s differ", s.Conversations.Total()-s.Conversations.Identical, plural(s.Conversations.Total(), "conversation"))
+}
+
+// plural is "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func (r *Review) writeText(w *bufio.Writer, oldName, newName string) error {
@@ -84,7 +92,7 @@ func (r *Review) writeText(w *bufio.Writer, oldName, newName string) error {
 	fmt.Fprintf(w, "llmproxy diff %s %s: %s\n", strconv.Quote(oldName), strconv.Quote(newName), s.verdict())
 	fmt.Fprintf(w, "conversations: %s\n", counts(s.Conversations, true))
 	fmt.Fprintf(w, "turns: %s\n", counts(s.Turns, true))
-	fmt.Fprintf(w, "differences: %s\n", counts(s.Differences, false))
+	fmt.Fprintf(w, "differences: %s\n", counts(s.Differences.counts(), false))
 	return r.Each(func(c Conversation) error {
 		fmt.Fprintf(w, "\n%s\n", heading(c))
 		writeTurns(w, c, "  ")
@@ -143,7 +151,7 @@ func (r *Review) writeMarkdown(w *bufio.Writer, oldName, newName string) error {
 	fmt.Fprintf(w, "### llmproxy diff: %s → %s\n\n", mdCode(oldName), mdCode(newName))
 	fmt.Fprintf(w, "**%s**", html.EscapeString(s.verdict()))
 	if !s.Identical() {
-		fmt.Fprintf(w, " — differences: %s", counts(s.Differences, false))
+		fmt.Fprintf(w, " — differences: %s", counts(s.Differences.counts(), false))
 	}
 	fmt.Fprint(w, "\n\n| | conversations | turns | differences |\n|---|---:|---:|---:|\n")
 	for _, row := range []struct {
