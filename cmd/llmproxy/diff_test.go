@@ -326,6 +326,16 @@ func TestDiffBadInput(t *testing.T) {
 			checkOneLine(t, tc.name, stderr)
 		}
 	}
+	// Every unusable cassette file of the bad-input suite, on either side.
+	for name, path := range badFiles(t, t.TempDir()) {
+		for _, args := range [][]string{{path, good}, {good, path}} {
+			code, stdout, stderr := cli(t, append([]string{"diff"}, args...)...)
+			if code != 2 || !strings.Contains(stderr, path) || stdout != "" {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 naming the file and no output", name, code, stdout, stderr)
+			}
+			checkOneLine(t, name, stderr)
+		}
+	}
 }
 
 // TestDiffRevision: a bare revision is the other side's file in that
