@@ -216,7 +216,7 @@ func (r *Review) scan(ctx context.Context, c *cassette.Cassette) ([]*conv, error
 	var byThread []int // conversation by thread number
 	err := c.ForEach(func(i *cassette.Interaction) error {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("cassette %s: %w", c.Path(), err)
 		}
 		rd := read(i)
 		d := digested{id: i.ID, digest: rd.digest(r.seed)}
@@ -240,7 +240,7 @@ func (r *Review) scan(ctx context.Context, c *cassette.Cassette) ([]*conv, error
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("cassette %s: %w", c.Path(), err)
+		return nil, err // naming the cassette, and the interaction at fault
 	}
 	return convs, nil
 }
