@@ -98,7 +98,7 @@ func callDiffs(o, n []call) []Difference {
 		case o[k].name != n[k].name:
 			out = append(out, Difference{Class: Behaviour, What: "tool call renamed", Path: at + ".name", Old: o[k].name, New: n[k].name})
 		case string(o[k].args) != string(n[k].args):
-			jsonDiffs(o[k].args, n[k].args, true, func(p, ov, nv string) {
+			jsonDiffs(o[k].args, n[k].args, o[k].isJSON && n[k].isJSON, func(p, ov, nv string) {
 				out = append(out, Difference{Class: Behaviour, What: "arguments", Path: join(at+".arguments", p),
 					Old: short(ov, valueLimit), New: short(nv, valueLimit)})
 			})

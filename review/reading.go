@@ -41,8 +41,9 @@ type reading struct {
 
 // call is one tool call the answer made.
 type call struct {
-	name string
-	args []byte // canonical
+	name   string
+	args   []byte // canonical when isJSON, else as sent
+	isJSON bool
 }
 
 // read reads an interaction. It never fails: what it cannot read as a
@@ -87,8 +88,8 @@ func read(i *cassette.Interaction) *reading {
 	}
 	r.finish, r.reasoning, r.responseID = string(a.Finish), a.Reasoning, a.ResponseID
 	for _, tc := range a.ToolCalls {
-		args, _ := canonical(tc.Arguments)
-		r.calls = append(r.calls, call{name: tc.Name, args: args})
+		args, ok := canonical(tc.Arguments)
+		r.calls = append(r.calls, call{name: tc.Name, args: args, isJSON: ok})
 	}
 	if s, ok := structuredOutput(r.kind, body, a.Text); ok {
 		r.structured = s

@@ -2,8 +2,10 @@ package review_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -198,4 +200,51 @@ func TestReviewIdentical(t *testing.T) {
 		t.Errorf("listed %+v", c)
 		return nil
 	})
+}
+
+// TestWriteHostile: recorded text cannot break out of the text lines, the
+// Markdown code block or the <summary> element.
+func TestWriteHostile(t *testing.T) {
+	hostile := "</summary></details><script>x</script>\n```\n\x1b[31m"
+	chat := func(prompt, text, args string) exchange {
+		return exchange{wire.KindOpenAIChat, "/v1/chat/completions",
+			fmt.Sprintf(`{"model":"m","messages":[{"role":"user","content":%s}]}`, jsonString(prompt)),
+			wire.Answer{Text: text, ToolCalls: []wire.ToolCall{{ID: "c", Name: "f", Arguments: []byte(args)}}, Finish: wire.FinishToolCalls}}
+	}
+	dir := t.TempDir()
+	old := writeExchanges(t, filepath.Join(dir, "old.cassette"), chat(hostile, "a", `{"x":1}`))
+	cur := writeExchanges(t, filepath.Join(dir, "new.cassette"), chat(hostile, hostile, `{"x":2}`))
+	r, err := review.New(context.Background(), old, cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, text strings.Builder
+	if err := r.Write(&md, review.FormatMarkdown, "old", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Write(&text, review.FormatText, "old", "new"); err != nil {
+		t.Fatal(err)
+	}
+	// Outside its code blocks (where GitHub shows HTML as text) the
+	// Markdown holds no recorded markup; nothing holds a raw escape.
+	outside := regexp.MustCompile("(?s)\n````text\n.*?\n````\n").ReplaceAllString(md.String(), "")
+	for _, bad := range []string{"<script>", "</summary></details>"} {
+		if strings.Contains(outside, bad) {
+			t.Errorf("Markdown holds %q outside a code block:\n%s", bad, md.String())
+		}
+	}
+	if strings.Contains(md.String()+text.String(), "\x1b") {
+		t.Errorf("output holds a raw escape:\n%s\n%s", md.String(), text.String())
+	}
+	if !strings.Contains(md.String(), "\n````text\n") {
+		t.Errorf("the code block's fence is not longer than the recorded one:\n%s", md.String())
+	}
+	if n := strings.Count(text.String(), "\n"); n != 9 {
+		t.Errorf("text output has %d lines, want 9:\n%s", n, text.String())
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

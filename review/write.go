@@ -76,7 +76,11 @@ func (s Summary) verdict() string {
 	if s.Identical() {
 		return fmt.Sprintf("identical: %s, %s", plural(s.Conversations.Total(), "conversation"), plural(s.Turns.Total(), "turn"))
 	}
-	return fmt.Sprintf("%d of %s differ", s.Conversations.Total()-s.Conversations.Identical, plural(s.Conversations.Total(), "conversation"))
+	n, verb := s.Conversations.Total()-s.Conversations.Identical, "differ"
+	if n == 1 {
+		verb = "differs"
+	}
+	return fmt.Sprintf("%d of %s %s", n, plural(s.Conversations.Total(), "conversation"), verb)
 }
 
 // plural is "1 turn", "2 turns".
