@@ -132,7 +132,7 @@ func (r *reading) firstUser() []byte {
 	if r.chat {
 		for _, t := range r.req.Turns {
 			if t.Role == "user" {
-				raw := t.Raw(r.requestBody())
+				raw := t.Raw(r.request) // turns keep their paths in the masked, canonical body
 				if c, ok := canonical(raw); ok {
 					return c
 				}
@@ -175,9 +175,6 @@ func (r *reading) title() string {
 	}
 	return r.route
 }
-
-// requestBody is the masked request (turn paths are the same in it).
-func (r *reading) requestBody() []byte { return r.request }
 
 // digest hashes everything the review compares, so that two readings with
 // the same digest (under one seed) have no difference.

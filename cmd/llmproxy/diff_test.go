@@ -342,7 +342,7 @@ func TestDiffBadInput(t *testing.T) {
 // revision, REV:PATH a file in it, read through git show.
 func TestDiffRevision(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		skipExample(t, "git is not installed")
 	}
 	dir := t.TempDir()
 	git := func(args ...string) {
