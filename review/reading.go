@@ -2,6 +2,7 @@ package review
 
 import (
 	"bytes"
+	"cmp"
 	"hash/maphash"
 	"strings"
 
@@ -50,6 +51,20 @@ type call struct {
 // provider's body it compares as bytes.
 func read(i *cassette.Interaction) *reading {
 	r := &reading{kind: wire.Kind(i.Kind), status: i.Response.Status}
+	body := r.readRequest(i)
+	resp := i.Response.Bytes()
+	if !r.chat {
+		r.body, r.bodyJSON = canonical(resp)
+		r.failed = r.status >= 400
+		return r
+	}
+	r.readAnswer(i.Response.WireFraming(), resp, body)
+	return r
+}
+
+// readRequest reads the route and the request, its echoes masked when it
+// is a chat request wire reads, and returns the body.
+func (r *reading) readRequest(i *cassette.Interaction) []byte {
 	r.route = i.Request.Method + " " + cassette.ProxyPath(i.Upstream, i.Request.Path)
 	path := i.Request.Path
 	if i.Request.Query != "" {
@@ -66,23 +81,20 @@ func read(i *cassette.Interaction) *reading {
 			}
 		}
 	}
-	resp := i.Response.Bytes()
-	if !r.chat {
-		r.body, r.bodyJSON = canonical(resp)
-		r.failed = r.status >= 400
-		return r
-	}
-	a, err := wire.ParseResponse(r.kind, i.Response.WireFraming(), resp)
+	return body
+}
+
+// readAnswer reads a chat answer: an error, or its calls, finish reason,
+// reasoning and text (or structured output, as the request reqBody asks).
+func (r *reading) readAnswer(f wire.Framing, resp, reqBody []byte) {
+	a, err := wire.ParseResponse(r.kind, f, resp)
 	switch {
 	case r.status >= 400:
-		r.failed, r.errMsg = true, wire.ErrorMessage(resp)
-		if r.errMsg == "" {
-			r.errMsg = string(resp)
-		}
-		return r
+		r.failed, r.errMsg = true, cmp.Or(wire.ErrorMessage(resp), string(resp))
+		return
 	case err != nil:
 		r.unreadable = err.Error()
-		return r
+		return
 	case a.Error != "":
 		r.failed, r.errMsg = true, a.Error
 	}
@@ -91,12 +103,11 @@ func read(i *cassette.Interaction) *reading {
 		args, ok := canonical(tc.Arguments)
 		r.calls = append(r.calls, call{name: tc.Name, args: args, isJSON: ok})
 	}
-	if s, ok := structuredOutput(r.kind, body, a.Text); ok {
+	if s, ok := structuredOutput(r.kind, reqBody, a.Text); ok {
 		r.structured = s
 	} else {
 		r.text = a.Text
 	}
-	return r
 }
 
 // structuredOutput is an answer's text as a structured output, canonical:
