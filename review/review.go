@@ -6,7 +6,6 @@ import (
 	"hash/maphash"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Class is what kind of change a difference, a turn or a conversation is.
@@ -167,8 +166,7 @@ type pairing struct {
 
 // conv is a conversation of one cassette, as the first pass keeps it.
 type conv struct {
-	number int // from 1, in order of first request
-	kind   wire.Kind
+	number int    // from 1, in order of first request
 	key    uint64 // the opening (reading.firstUser)
 	setup  uint64 // the opening's setup (reading.setup)
 	turns  []digested
@@ -232,7 +230,7 @@ func (r *Review) scan(ctx context.Context, c *cassette.Cassette) ([]*conv, error
 		if n < 0 {
 			n = len(convs)
 			kind := []byte(rd.kind + "\x00")
-			convs = append(convs, &conv{number: n + 1, kind: rd.kind,
+			convs = append(convs, &conv{number: n + 1,
 				key:   maphash.Bytes(r.seed, append(kind, rd.firstUser()...)),
 				setup: maphash.Bytes(r.seed, append(kind, rd.setup()...))})
 		}
@@ -247,8 +245,8 @@ func (r *Review) scan(ctx context.Context, c *cassette.Cassette) ([]*conv, error
 
 // pair pairs conversations: NEW's with OLD's of the same opening, the k-th
 // with the k-th; then the rest in order, on the same API kind and setup
-// (an opening prompt that changed); what remains is added or removed. The pairs come in NEW's order, then the
-// removed ones in OLD's.
+// (an opening prompt that changed); what remains is added or removed.
+// The pairs come in NEW's order, then the removed ones in OLD's.
 func pair(olds, news []*conv) []*pairing {
 	byKey := map[uint64][]*conv{}
 	for _, c := range olds {
