@@ -49,6 +49,8 @@ func commands() []command {
 			"--in FILE --cassette FILE [--force]", runImport},
 		{"ls", "lists a cassette's interactions, one line each",
 			"--cassette FILE", runLs},
+		{"diff", "compares two cassettes (or a cassette and its git revision) conversation by conversation and classes each change as wording, behaviour or request side",
+			diffSynopsis, runDiff},
 		{"migrate", "rewrites a cassette of an older format in the current one, atomically, keeping what it exports",
 			"--cassette FILE", runMigrate},
 		{"mock", "answers each request from scripted scenarios, on every provider's wire, and never contacts a provider",
