@@ -162,9 +162,9 @@ func (c *ctl) mustCall(want int, method, path, body string) map[string]any {
 
 // ask sends chatAsk(n) and returns the status and the answer's text (or
 // the error body).
-func (c *ctl) ask(n int) (int, string) {
+func (c *ctl) ask(n int, header ...string) (int, string) {
 	c.t.Helper()
-	status, text, err := askURL(c.url, n)
+	status, text, err := askURL(c.url, n, header...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -172,8 +172,16 @@ func (c *ctl) ask(n int) (int, string) {
 }
 
 // askURL is ask without a test, for goroutines.
-func askURL(base string, n int) (int, string, error) {
-	resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(chatAsk(n)))
+func askURL(base string, n int, header ...string) (int, string, error) {
+	r, err := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(chatAsk(n)))
+	if err != nil {
+		return 0, "", err
+	}
+	r.Header.Set("Content-Type", "application/json")
+	for k := 0; k+1 < len(header); k += 2 {
+		r.Header.Set(header[k], header[k+1])
+	}
+	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		return 0, "", err
 	}
