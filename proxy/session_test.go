@@ -261,7 +261,6 @@ func TestSessionSwitchesCassettes(t *testing.T) {
 	}
 }
 
-
 // TestSessionSwitchUnderLoad switches the session 50 times across 50
 // cassettes, each answering every question with its own tag, while 8
 // clients ask continuously. Each answer must come from a session open at
