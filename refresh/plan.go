@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 
@@ -49,37 +50,98 @@ func (p *Plan) Changed() bool { return p.Recorded+p.Dropped+p.Pruned > 0 }
 // turnOf places one interaction in a grouping: its conversation and turn.
 type turnOf struct{ conv, turn int }
 
-// grouping groups interactions into conversations by message history; an
-// interaction that is no chat request is a conversation of its own.
-type grouping struct {
-	threads  cassette.Conversations
-	byThread []int // conversation by thread number
-	n        int   // conversations so far
+// chat is what the plan reads of a chat interaction: its request, body
+// and answer's Responses id; ok is false for any other interaction.
+type chat struct {
+	req    wire.Request
+	body   []byte
+	answer string
+	ok     bool
 }
 
-func (g *grouping) add(i *cassette.Interaction) turnOf {
+func readChat(i *cassette.Interaction) chat {
 	kind := wire.Kind(i.Kind)
-	if kind.CallsTools() {
-		path := i.Request.Path
-		if i.Request.Query != "" {
-			path += "?" + i.Request.Query
+	if !kind.CallsTools() {
+		return chat{}
+	}
+	path := i.Request.Path
+	if i.Request.Query != "" {
+		path += "?" + i.Request.Query
+	}
+	c := chat{body: []byte(i.Request.Body)}
+	req, err := wire.ParseRequest(kind, path, c.body)
+	if err != nil {
+		return chat{}
+	}
+	c.req, c.ok = req, true
+	if a, err := wire.ParseResponse(kind, i.Response.WireFraming(), i.Response.Bytes()); err == nil {
+		c.answer = a.ResponseID
+	}
+	return c
+}
+
+// oldConversations groups the old interactions into conversations by
+// message history (cassette.Conversations); an interaction that is no
+// chat request is a conversation of its own. It returns each one's place
+// and each conversation's ids in turn order.
+func oldConversations(olds []*cassette.Interaction) (map[uint64]turnOf, [][]uint64) {
+	var threads cassette.Conversations
+	var byThread []int
+	place := map[uint64]turnOf{}
+	var convIDs [][]uint64
+	for _, i := range olds {
+		at := turnOf{conv: len(convIDs)}
+		if c := readChat(i); c.ok {
+			t, turn := threads.Add(c.req, c.body, c.answer)
+			if t == len(byThread) {
+				byThread = append(byThread, len(convIDs))
+			}
+			at = turnOf{byThread[t], turn}
 		}
-		body := []byte(i.Request.Body)
-		if req, err := wire.ParseRequest(kind, path, body); err == nil {
-			var answer string
-			if a, err := wire.ParseResponse(kind, i.Response.WireFraming(), i.Response.Bytes()); err == nil {
-				answer = a.ResponseID
-			}
-			t, turn := g.threads.Add(req, body, answer)
-			if t == len(g.byThread) {
-				g.byThread = append(g.byThread, g.n)
-				g.n++
-			}
-			return turnOf{g.byThread[t], turn}
+		if at.conv == len(convIDs) {
+			convIDs = append(convIDs, nil)
+		}
+		place[i.ID] = at
+		convIDs[at.conv] = append(convIDs[at.conv], i.ID)
+	}
+	return place, convIDs
+}
+
+// parents finds, for each interaction the run recorded, the one it
+// continues: among the old ones the run replayed and those it recorded
+// before it, the request whose whole history its own begins with, the
+// longest such (or the answer it names by previous_response_id); 0 for
+// none.
+type parents struct {
+	seed     maphash.Seed
+	byTurns  map[uint64]uint64 // the hash of a request's whole history → its id
+	byAnswer map[string]uint64
+}
+
+func (ps *parents) add(i *cassette.Interaction) uint64 {
+	if ps.byTurns == nil {
+		ps.seed, ps.byTurns, ps.byAnswer = maphash.MakeSeed(), map[uint64]uint64{}, map[string]uint64{}
+	}
+	c := readChat(i)
+	if !c.ok {
+		return 0
+	}
+	hashes := cassette.TurnHashes(ps.seed, c.req, c.body)
+	var parent uint64
+	if c.req.Previous != "" {
+		parent = ps.byAnswer[c.req.Previous]
+	} else {
+		for k := len(hashes) - 2; k >= 0 && parent == 0; k-- {
+			parent = ps.byTurns[hashes[k]]
 		}
 	}
-	g.n++
-	return turnOf{g.n - 1, 0}
+	if len(hashes) > 0 {
+		ps.byTurns[hashes[len(hashes)-1]] = i.ID
+	}
+	if c.answer != "" {
+		ps.byAnswer[c.answer] = i.ID
+	}
+	return parent
 }
 
 // New plans the refresh of a scratch copy's contents ct, whose
@@ -88,35 +150,40 @@ func (g *grouping) add(i *cassette.Interaction) turnOf {
 // whole; prune drops the old interactions no request used.
 func New(ct *cassette.Contents, last uint64, used func(id uint64) bool, prune bool) *Plan {
 	p := &Plan{}
-	var old grouping
-	place := map[uint64]turnOf{} // old id → its old conversation and turn
-	var convIDs [][]uint64       // old conversation → its ids, in turn order
 	var olds, news []*cassette.Interaction
 	for _, i := range ct.Interactions {
 		if i.ID > last {
 			news = append(news, i)
-			continue
+		} else {
+			olds = append(olds, i)
 		}
-		olds = append(olds, i)
-		at := old.add(i)
-		place[i.ID] = at
-		if at.conv == len(convIDs) {
-			convIDs = append(convIDs, nil)
-		}
-		convIDs[at.conv] = append(convIDs[at.conv], i.ID)
 	}
 	p.Before, p.Recorded = len(olds), len(news)
+	place, convIDs := oldConversations(olds)
 
-	// The run's conversations: what it replayed, then what it recorded.
-	var run grouping
-	var groups [][]*cassette.Interaction
+	// Each recorded interaction continues one the run replayed or
+	// recorded; a branch is where a chain of them leaves the old ones.
+	var ps parents
 	for _, i := range olds {
 		if used(i.ID) {
-			groups = addTo(groups, run.add(i), i)
+			ps.add(i)
 		}
 	}
+	branchOf := map[uint64]int{} // new id → its branch
+	type branch struct {
+		from  uint64 // the old interaction it continues; 0 for none
+		turns []*cassette.Interaction
+	}
+	var branches []*branch
 	for _, i := range news {
-		groups = addTo(groups, run.add(i), i)
+		parent := ps.add(i)
+		if b, ok := branchOf[parent]; ok && parent > last {
+			branchOf[i.ID] = b
+			branches[b].turns = append(branches[b].turns, i)
+			continue
+		}
+		branchOf[i.ID] = len(branches)
+		branches = append(branches, &branch{from: parent, turns: []*cassette.Interaction{i}})
 	}
 
 	dropped := map[uint64]bool{}
@@ -124,21 +191,16 @@ func New(ct *cassette.Contents, last uint64, used func(id uint64) bool, prune bo
 	var tail []*cassette.Interaction
 	touched := make([]bool, len(convIDs))
 	var changes []Change
-	for _, g := range groups {
-		k := slices.IndexFunc(g, func(i *cassette.Interaction) bool { return i.ID > last })
-		if k < 0 {
-			continue // replayed only
-		}
-		fresh := g[k:]
-		if k == 0 {
-			tail = append(tail, fresh...)
-			changes = append(changes, Change{From: 1, Recorded: len(fresh)})
+	for _, b := range branches {
+		if b.from == 0 {
+			tail = append(tail, b.turns...)
+			changes = append(changes, Change{From: 1, Recorded: len(b.turns)})
 			continue
 		}
-		at := place[g[k-1].ID]
+		at := place[b.from]
 		ids := convIDs[at.conv]
 		c := Change{Conversation: at.conv + 1, First: ids[0], Last: ids[len(ids)-1], Turns: len(ids),
-			Kept: at.turn + 1, From: at.turn + 2, Recorded: len(fresh)}
+			Kept: at.turn + 1, From: at.turn + 2, Recorded: len(b.turns)}
 		for _, id := range ids[at.turn+1:] {
 			if !used(id) && !dropped[id] {
 				dropped[id] = true
@@ -146,7 +208,7 @@ func New(ct *cassette.Contents, last uint64, used func(id uint64) bool, prune bo
 			}
 		}
 		p.Dropped += c.Dropped
-		after[g[k-1].ID] = append(after[g[k-1].ID], fresh...)
+		after[b.from] = append(after[b.from], b.turns...)
 		touched[at.conv] = true
 		changes = append(changes, c)
 	}
@@ -206,14 +268,6 @@ func (p *Plan) prune(changes []Change, convIDs [][]uint64, used func(uint64) boo
 		changes[k].Pruned += n
 	}
 	return changes
-}
-
-func addTo(groups [][]*cassette.Interaction, at turnOf, i *cassette.Interaction) [][]*cassette.Interaction {
-	for len(groups) <= at.conv {
-		groups = append(groups, nil)
-	}
-	groups[at.conv] = append(groups[at.conv], i)
-	return groups
 }
 
 // Summary writes the plan for a person: a line for the cassette, then one

@@ -101,8 +101,8 @@ func serveAgent(t *testing.T, bin string, upstream string, turn2 string, args ..
 	return p.wait(t), p.stderr.String()
 }
 
-// cassetteTurns lists, per interaction in order, its request's message count and turn-2 prompt, one
-// per interaction, in order.
+// cassetteTurns lists, per interaction in order, its request's message
+// count and turn-2 prompt.
 func cassetteTurns(t *testing.T, path string) []string {
 	t.Helper()
 	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
