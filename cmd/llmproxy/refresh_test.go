@@ -82,23 +82,42 @@ func refreshAgent(ctx context.Context, base, opening, turn2 string) (string, err
 	return "", fmt.Errorf("no answer after %d turns", refreshTurns)
 }
 
-// serveAgent runs llmproxy with args, the agent against it, then stops it
-// with SIGTERM; it returns the exit code and stderr.
+// serveAgent runs llmproxy with args, the agent against it (turn2 its
+// turn-2 prompt), then stops it with SIGTERM; it returns the exit code and
+// stderr.
 func serveAgent(t *testing.T, bin string, upstream string, turn2 string, args ...string) (int, string) {
+	t.Helper()
+	return serveAgents(t, bin, upstream, map[string]string{"Plan my trip to Lyon.": turn2}, args...)
+}
+
+// serveAgents is serveAgent for several agents at once, by opening prompt.
+func serveAgents(t *testing.T, bin string, upstream string, agents map[string]string, args ...string) (int, string) {
 	t.Helper()
 	args = append(args, "--listen", "127.0.0.1:0", "--upstream", upstream)
 	p := startProc(t, bin, true, args...)
-	answer, err := refreshAgent(context.Background(), p.base, "Plan my trip to Lyon.", turn2)
-	if err != nil {
-		t.Fatalf("llmproxy %s: agent: %v\nstderr:\n%s", strings.Join(args, " "), err, p.stderr)
+	errs := make(chan error, len(agents))
+	for opening, turn2 := range agents {
+		go func() {
+			answer, err := refreshAgent(context.Background(), p.base, opening, turn2)
+			if err == nil && answer != "Booked: flight, hotel, invoice sent." {
+				err = fmt.Errorf("agent answered %q", answer)
+			}
+			errs <- err
+		}()
 	}
-	if answer != "Booked: flight, hotel, invoice sent." {
-		t.Fatalf("agent answered %q", answer)
+	for range agents {
+		if err := <-errs; err != nil {
+			t.Errorf("llmproxy %s: agent: %v", strings.Join(args, " "), err)
+		}
 	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	return p.wait(t), p.stderr.String()
+	code := p.wait(t)
+	if t.Failed() {
+		t.Fatalf("stderr:\n%s", p.stderr)
+	}
+	return code, p.stderr.String()
 }
 
 // cassetteTurns lists, per interaction in order, its request's message
@@ -194,5 +213,93 @@ func TestRefreshReRecordsFromDivergence(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("the killed refresh left files beside the cassette: %q", names)
+	}
+}
+
+// TestRefreshTwoConversationsAtOnce: two conversations whose turn 2
+// changed, refreshed by agents running at once, are each re-recorded from
+// turn 2; the replay after uses every interaction.
+func TestRefreshTwoConversationsAtOnce(t *testing.T) {
+	bin := buildLLMProxy(t)
+	u := refreshUpstream(t)
+	path := filepath.Join(t.TempDir(), "agents.cassette")
+	before := map[string]string{"Plan my trip to Lyon.": "Book the cheapest flight.", "Plan my trip to Nice.": "Book the cheapest flight."}
+	if code, stderr := serveAgents(t, bin, u.URL(), before, "auto", "--cassette", path); code != 0 {
+		t.Fatalf("auto: exit %d\n%s", code, stderr)
+	}
+	after := map[string]string{"Plan my trip to Lyon.": "Book the fastest flight.", "Plan my trip to Nice.": "Book a night train."}
+	code, stderr := serveAgents(t, bin, u.URL(), after, "auto", "--refresh", "--cassette", path)
+	if code != 0 {
+		t.Fatalf("auto --refresh: exit %d\n%s", code, stderr)
+	}
+	if got := u.Hits() - 2*refreshTurns; got != 8 {
+		t.Errorf("refresh: upstream saw %d requests, want 8", got)
+	}
+	if n := strings.Count(stderr, "kept 1 turn, re-recorded from turn 2 (4 turns), dropped 4"); n != 2 {
+		t.Errorf("the summary names %d conversations re-recorded from turn 2, want 2:\n%s", n, stderr)
+	}
+	if got := len(cassetteTurns(t, path)); got != 2*refreshTurns {
+		t.Errorf("the refreshed cassette holds %d interactions, want %d", got, 2*refreshTurns)
+	}
+	if code, stderr := serveAgents(t, bin, u.URL(), after, "replay", "--fail-on-unused", "--cassette", path); code != 0 {
+		t.Fatalf("replay after the refresh: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestRefreshUpstreamFails: a refresh whose upstream refuses records
+// nothing, so it drops nothing: the cassette stays byte for byte.
+func TestRefreshUpstreamFails(t *testing.T) {
+	bin := buildLLMProxy(t)
+	u := refreshUpstream(t)
+	path := filepath.Join(t.TempDir(), "agent.cassette")
+	if code, stderr := serveAgent(t, bin, u.URL(), "Book the cheapest flight.", "auto", "--cassette", path); code != 0 {
+		t.Fatalf("auto: exit %d\n%s", code, stderr)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := startProc(t, bin, true, "auto", "--refresh", "--cassette", path, "--listen", "127.0.0.1:0", "--upstream", closedPort(t))
+	if _, err := refreshAgent(context.Background(), p.base, "Plan my trip to Lyon.", "Book the fastest flight."); err == nil || !strings.Contains(err.Error(), "turn 2") {
+		t.Fatalf("agent through a refused upstream: %v, want turn 2 to fail", err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("exit %d\n%s", code, p.stderr)
+	}
+	if !strings.Contains(p.stderr.String(), "nothing re-recorded, the cassette is unchanged") {
+		t.Errorf("stderr does not say the cassette is unchanged:\n%s", p.stderr)
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, old) {
+		t.Errorf("a refresh whose upstream failed changed the cassette")
+	}
+}
+
+func TestRefreshUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.cassette")
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"replay", "--refresh", "--cassette", path}, 2, "refresh"},
+		{[]string{"mock", "--refresh", "--scenario", path}, 2, "refresh"},
+		{[]string{"auto", "--prune", "--cassette", path}, 2, "--prune drops what a --refresh run did not use"},
+		{[]string{"record", "--prune", "--cassette", path}, 2, "--prune drops what a --refresh run did not use"},
+		{[]string{"auto", "--refresh", "--cassette-dir", dir}, 2, "it does not take --cassette-dir"},
+		{[]string{"record", "--refresh", "--overwrite", "--cassette", path}, 2, "give one"},
+		{[]string{"auto", "--refresh", "--cassette", path, "--listen", "127.0.0.1:0"}, 1, "nothing to refresh"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("llmproxy %s: exit %d, stderr %q; want exit %d naming %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.want)
+		}
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("a refused refresh created %s", path)
 	}
 }
