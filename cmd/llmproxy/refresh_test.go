@@ -303,3 +303,25 @@ func TestRefreshUsageErrors(t *testing.T) {
 		t.Errorf("a refused refresh created %s", path)
 	}
 }
+
+// TestRefreshUnderCommand: auto --refresh -- CMD applies the refresh once
+// CMD exits and says so on stderr.
+func TestRefreshUnderCommand(t *testing.T) {
+	u := refreshUpstream(t)
+	path := filepath.Join(t.TempDir(), "agent.cassette")
+	t.Setenv(childRole, "refresh=Book the cheapest flight.")
+	if code, _, stderr := runCLI(t, "auto", "--cassette", path, "--upstream", u.URL(), "--", self(t)); code != 0 {
+		t.Fatalf("auto -- CMD: exit %d\n%s", code, stderr)
+	}
+	t.Setenv(childRole, "refresh=Book the fastest flight.")
+	code, _, stderr := runCLI(t, "auto", "--refresh", "--cassette", path, "--upstream", u.URL(), "--", self(t))
+	if code != 0 {
+		t.Fatalf("auto --refresh -- CMD: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "kept 1 turn, re-recorded from turn 2 (4 turns), dropped 4") || u.Hits() != refreshTurns+4 {
+		t.Errorf("upstream saw %d requests, want %d; stderr:\n%s", u.Hits(), refreshTurns+4, stderr)
+	}
+	if code, _, stderr := runCLI(t, "replay", "--fail-on-unused", "--cassette", path, "--", self(t)); code != 0 {
+		t.Fatalf("replay -- CMD after the refresh: exit %d\n%s", code, stderr)
+	}
+}
