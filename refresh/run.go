@@ -6,15 +6,17 @@ import (
 	"os"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/store"
 )
 
 // ErrNothingToRefresh means the cassette to refresh does not exist.
 var ErrNothingToRefresh = errors.New("nothing to refresh")
 
 // A Run is a refresh under way on one cassette file: the old file held
-// open read-only, whose shared lock keeps every other writer out until the
-// run ends, and the scratch copy (Scratch) the proxy replays from and
-// records into.
+// open with the writer's lock (opening an existing cassette writes
+// nothing), which keeps every other writer, another refresh included, out
+// until the run ends, and the scratch copy (Scratch) the proxy replays
+// from and records into.
 type Run struct {
 	path string
 	old  *cassette.Cassette
@@ -24,15 +26,21 @@ type Run struct {
 }
 
 // Start begins the refresh of the cassette at path. A cassette that does
-// not exist wraps ErrNothingToRefresh; one another process is writing is
-// the open's error (store.ErrLocked).
+// not exist wraps ErrNothingToRefresh, an empty file store.ErrNotCassette;
+// one another process is writing is the open's error (store.ErrLocked).
 func Start(path string, opts cassette.Options) (*Run, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("cassette %s does not exist: record it first (auto or record without --refresh): %w", path, ErrNothingToRefresh)
+	case err != nil:
+		return nil, fmt.Errorf("cassette %s: %w", path, err)
+	case st.Size() == 0:
+		// Opened for writing, bbolt would make a new cassette of it.
+		return nil, fmt.Errorf("cassette %s: empty file: %w", path, store.ErrNotCassette)
 	}
-	ro := opts
-	ro.ReadOnly, ro.Overwrite = true, false
-	old, err := cassette.Open(path, ro)
+	opts.ReadOnly, opts.Overwrite = false, false
+	old, err := cassette.Open(path, opts)
 	if err != nil {
 		return nil, err
 	}

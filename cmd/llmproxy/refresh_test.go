@@ -325,3 +325,35 @@ func TestRefreshUnderCommand(t *testing.T) {
 		t.Fatalf("replay -- CMD after the refresh: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestRefreshHoldsTheWriterLock: while a refresh runs, another refresh or
+// auto of its cassette is refused as locked, and an empty file is no
+// cassette to refresh (and stays empty).
+func TestRefreshHoldsTheWriterLock(t *testing.T) {
+	bin := buildLLMProxy(t)
+	u := refreshUpstream(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent.cassette")
+	if code, stderr := serveAgent(t, bin, u.URL(), "Book the cheapest flight.", "auto", "--cassette", path); code != 0 {
+		t.Fatalf("auto: exit %d\n%s", code, stderr)
+	}
+	p := startProc(t, bin, true, "auto", "--refresh", "--cassette", path, "--listen", "127.0.0.1:0", "--upstream", u.URL())
+	for _, args := range [][]string{{"auto", "--refresh"}, {"auto"}} {
+		args = append(args, "--cassette", path, "--lock-timeout", "100ms", "--listen", "127.0.0.1:0")
+		if code, _, stderr := runCLI(t, args...); code != 1 || !strings.Contains(stderr, "another process") {
+			t.Errorf("llmproxy %s during a refresh: exit %d, %q; want 1 saying another process holds it", strings.Join(args, " "), code, stderr)
+		}
+	}
+	p.kill(t)
+
+	empty := filepath.Join(dir, "empty.cassette")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "auto", "--refresh", "--cassette", empty, "--listen", "127.0.0.1:0"); code != 1 || !strings.Contains(stderr, "empty file") {
+		t.Errorf("auto --refresh on an empty file: exit %d, %q", code, stderr)
+	}
+	if st, _ := os.Stat(empty); st.Size() != 0 {
+		t.Errorf("the empty file is %d bytes now", st.Size())
+	}
+}
