@@ -149,7 +149,6 @@ func (ps *parents) add(i *cassette.Interaction) uint64 {
 // recorded in the run. used tells the old interactions the run replayed
 // whole; prune drops the old interactions no request used.
 func New(ct *cassette.Contents, last uint64, used func(id uint64) bool, prune bool) *Plan {
-	p := &Plan{}
 	var olds, news []*cassette.Interaction
 	for _, i := range ct.Interactions {
 		if i.ID > last {
@@ -158,22 +157,61 @@ func New(ct *cassette.Contents, last uint64, used func(id uint64) bool, prune bo
 			olds = append(olds, i)
 		}
 	}
-	p.Before, p.Recorded = len(olds), len(news)
+	p := &Plan{Before: len(olds), Recorded: len(news)}
 	place, convIDs := oldConversations(olds)
+	pl := planning{used: used, dropped: map[uint64]bool{}, after: map[uint64][]*cassette.Interaction{}, touched: make([]bool, len(convIDs))}
+	for _, b := range branchesOf(olds, news, last, used) {
+		pl.supersede(p, b, place, convIDs)
+	}
+	if prune {
+		pl.changes = p.prune(pl.changes, convIDs, used, pl.dropped, pl.touched)
+	}
+	for _, t := range pl.touched {
+		if !t {
+			p.Unchanged++
+		}
+	}
+	slices.SortStableFunc(pl.changes, func(a, b Change) int {
+		switch {
+		case a.Conversation == b.Conversation:
+			return 0
+		case a.Conversation == 0:
+			return 1
+		case b.Conversation == 0:
+			return -1
+		}
+		return a.Conversation - b.Conversation
+	})
+	p.Conversations = pl.changes
+	for _, i := range olds {
+		if !pl.dropped[i.ID] {
+			p.Interactions = append(p.Interactions, i)
+		}
+		p.Interactions = append(p.Interactions, pl.after[i.ID]...)
+	}
+	p.Interactions = append(p.Interactions, pl.tail...)
+	return p
+}
 
-	// Each recorded interaction continues one the run replayed or
-	// recorded; a branch is where a chain of them leaves the old ones.
+// A branch is a chain of interactions the run recorded, each continuing
+// the one before, and the old interaction the first continues (0 for
+// none: a conversation begun anew).
+type branch struct {
+	from  uint64
+	turns []*cassette.Interaction
+}
+
+// branchesOf follows each recorded interaction to the one it continues,
+// among the old ones the run replayed and those it recorded before it
+// (see parents), and returns the chains in the order they began.
+func branchesOf(olds, news []*cassette.Interaction, last uint64, used func(uint64) bool) []*branch {
 	var ps parents
 	for _, i := range olds {
 		if used(i.ID) {
 			ps.add(i)
 		}
 	}
-	branchOf := map[uint64]int{} // new id → its branch
-	type branch struct {
-		from  uint64 // the old interaction it continues; 0 for none
-		turns []*cassette.Interaction
-	}
+	branchOf := map[uint64]int{} // recorded id → its branch
 	var branches []*branch
 	for _, i := range news {
 		parent := ps.add(i)
@@ -185,61 +223,42 @@ func New(ct *cassette.Contents, last uint64, used func(id uint64) bool, prune bo
 		branchOf[i.ID] = len(branches)
 		branches = append(branches, &branch{from: parent, turns: []*cassette.Interaction{i}})
 	}
+	return branches
+}
 
-	dropped := map[uint64]bool{}
-	after := map[uint64][]*cassette.Interaction{} // new turns to put after an old id
-	var tail []*cassette.Interaction
-	touched := make([]bool, len(convIDs))
-	var changes []Change
-	for _, b := range branches {
-		if b.from == 0 {
-			tail = append(tail, b.turns...)
-			changes = append(changes, Change{From: 1, Recorded: len(b.turns)})
-			continue
-		}
-		at := place[b.from]
-		ids := convIDs[at.conv]
-		c := Change{Conversation: at.conv + 1, First: ids[0], Last: ids[len(ids)-1], Turns: len(ids),
-			Kept: at.turn + 1, From: at.turn + 2, Recorded: len(b.turns)}
-		for _, id := range ids[at.turn+1:] {
-			if !used(id) && !dropped[id] {
-				dropped[id] = true
-				c.Dropped++
-			}
-		}
-		p.Dropped += c.Dropped
-		after[b.from] = append(after[b.from], b.turns...)
-		touched[at.conv] = true
-		changes = append(changes, c)
+// planning is what New gathers from the branches.
+type planning struct {
+	used    func(uint64) bool
+	dropped map[uint64]bool
+	after   map[uint64][]*cassette.Interaction // recorded turns to put after an old id
+	tail    []*cassette.Interaction            // conversations begun anew
+	touched []bool                             // by old conversation
+	changes []Change
+}
+
+// supersede places a branch: after the old turn it continues, whose
+// conversation's later turns no request used are dropped; or, begun
+// anew, at the end.
+func (pl *planning) supersede(p *Plan, b *branch, place map[uint64]turnOf, convIDs [][]uint64) {
+	if b.from == 0 {
+		pl.tail = append(pl.tail, b.turns...)
+		pl.changes = append(pl.changes, Change{From: 1, Recorded: len(b.turns)})
+		return
 	}
-	if prune {
-		changes = p.prune(changes, convIDs, used, dropped, touched)
-	}
-	for _, t := range touched {
-		if !t {
-			p.Unchanged++
+	at := place[b.from]
+	ids := convIDs[at.conv]
+	c := Change{Conversation: at.conv + 1, First: ids[0], Last: ids[len(ids)-1], Turns: len(ids),
+		Kept: at.turn + 1, From: at.turn + 2, Recorded: len(b.turns)}
+	for _, id := range ids[at.turn+1:] {
+		if !pl.used(id) && !pl.dropped[id] {
+			pl.dropped[id] = true
+			c.Dropped++
 		}
 	}
-	slices.SortStableFunc(changes, func(a, b Change) int {
-		switch {
-		case a.Conversation == b.Conversation:
-			return 0
-		case a.Conversation == 0:
-			return 1
-		case b.Conversation == 0:
-			return -1
-		}
-		return a.Conversation - b.Conversation
-	})
-	p.Conversations = changes
-	for _, i := range olds {
-		if !dropped[i.ID] {
-			p.Interactions = append(p.Interactions, i)
-		}
-		p.Interactions = append(p.Interactions, after[i.ID]...)
-	}
-	p.Interactions = append(p.Interactions, tail...)
-	return p
+	p.Dropped += c.Dropped
+	pl.after[b.from] = append(pl.after[b.from], b.turns...)
+	pl.touched[at.conv] = true
+	pl.changes = append(pl.changes, c)
 }
 
 // prune drops the old interactions no request used and not dropped yet,
