@@ -32,7 +32,8 @@ type Options struct {
 
 // Cassette is an open cassette file. Its methods are safe for concurrent use.
 type Cassette struct {
-	st *store.Store
+	st   *store.Store
+	name string // the path it stands for, when not its file's (Scratch)
 }
 
 // Open opens (or, unless read-only, creates) the cassette at path. The
@@ -51,8 +52,14 @@ func Open(path string, opts Options) (*Cassette, error) {
 	return &Cassette{st: st}, nil
 }
 
-// Path is the cassette's file.
-func (c *Cassette) Path() string { return c.st.Path() }
+// Path is the cassette's file; a scratch copy's is the path of the
+// cassette it copies.
+func (c *Cassette) Path() string {
+	if c.name != "" {
+		return c.name
+	}
+	return c.st.Path()
+}
 
 // ReadOnly reports whether the cassette was opened read-only.
 func (c *Cassette) ReadOnly() bool { return c.st.ReadOnly() }

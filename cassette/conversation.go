@@ -100,12 +100,21 @@ func (c *Conversations) continued(prefixes []uint64, previous string) int {
 	return best
 }
 
-// prefixHashes hashes each prefix of the request's turns: element k is
-// the hash of turns 0..k, each compacted.
+// prefixHashes hashes each prefix of the request's turns (TurnHashes
+// under the conversations' seed).
 func (c *Conversations) prefixHashes(req wire.Request, body []byte) []uint64 {
+	return TurnHashes(c.seed, req, body)
+}
+
+// TurnHashes hashes each prefix of a chat request's turns under seed:
+// element k is the hash of turns 0..k, each compacted, so that a request
+// whose history begins with another's full turns has that request's last
+// hash among its own. Conversations groups by them; a refresh finds the
+// request a new one continues by them.
+func TurnHashes(seed maphash.Seed, req wire.Request, body []byte) []uint64 {
 	out := make([]uint64, 0, len(req.Turns))
 	var h maphash.Hash
-	h.SetSeed(c.seed)
+	h.SetSeed(seed)
 	var b bytes.Buffer
 	for _, t := range req.Turns {
 		raw := t.Raw(body)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmproxy/llmproxy/refresh"
 	"github.com/llmproxy/llmproxy/scenario"
 )
 
@@ -33,6 +34,10 @@ type sessionSpec struct {
 	Ignore      []string        `json:"ignore"`
 	Name        string          `json:"name"`
 	Scenario    json.RawMessage `json:"scenario"`
+	// Refresh and Prune are auto --refresh and --prune for the session's
+	// cassette, applied when the session ends.
+	Refresh bool `json:"refresh"`
+	Prune   bool `json:"prune"`
 }
 
 // scenarioSpec is the body of POST /_llmproxy/scenarios.
@@ -158,7 +163,7 @@ func (s *Server) sessionOpener(spec *sessionSpec) (open func() (*session, error)
 	case s.mock != nil && !hasScenario:
 		return bad("give {\"scenario\": FILE or inline YAML or a JSON object}")
 	case s.mock != nil:
-		if spec.Mode != "" && spec.Mode != "mock" || spec.OnExhausted != "" || spec.Ignore != nil {
+		if spec.Mode != "" && spec.Mode != "mock" || spec.OnExhausted != "" || spec.Ignore != nil || spec.Refresh || spec.Prune {
 			return bad("a scenario session takes only scenario and name (mode, on-exhausted and ignore are a cassette's)")
 		}
 		return func() (*session, error) { return s.openScenarioSession(spec) }, 0, "", nil
@@ -177,6 +182,14 @@ func (s *Server) sessionOpener(spec *sessionSpec) (open func() (*session, error)
 		if rules.exhausted, err = ParseExhausted(spec.OnExhausted); err != nil {
 			return bad("%v", err)
 		}
+	}
+	switch {
+	case spec.Prune && !spec.Refresh:
+		return bad("prune drops what a refresh did not use: give refresh too")
+	case spec.Refresh && rules.mode == ModeReplay:
+		return bad("refresh records what misses: give mode auto or record, not replay")
+	case spec.Refresh:
+		rules.mode = ModeAuto // record with refresh is auto with refresh
 	}
 	indexer := s.cfg.Indexer
 	if len(spec.Ignore) > 0 {
@@ -280,7 +293,7 @@ func controlFailure(err error) (status int, typ, msg string) {
 		return http.StatusBadRequest, "bad_cassette_path", err.Error()
 	case errors.Is(err, scenario.ErrInvalid):
 		return http.StatusBadRequest, "scenario_invalid", "llmproxy: the scenario does not load, nothing replaced:\n" + err.Error()
-	case errors.Is(err, errBadControl):
+	case errors.Is(err, errBadControl), errors.Is(err, refresh.ErrNothingToRefresh):
 		return http.StatusBadRequest, "invalid_request_error", err.Error()
 	}
 	return http.StatusInternalServerError, "cassette_error", err.Error()

@@ -354,3 +354,8 @@ func (s *Server) dispatch(routes http.Handler) http.Handler {
 		routes.ServeHTTP(w, r)
 	})
 }
+
+// Indexer is the indexer the server matches and records with (Config.Indexer,
+// as the default route makes it): what a cassette it served is rewritten
+// with, so that its index agrees with the server's rules.
+func (s *Server) Indexer() *cassette.Indexer { return s.cfg.Indexer }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/refresh"
 	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/store"
 )
@@ -87,6 +88,12 @@ type session struct {
 	stats    *sessionStats
 	firstSeq uint64 // the journal's last seq when the session opened
 	inflight sync.WaitGroup
+	// refresh is the refresh under way on the session's cassette (its tape
+	// serves the scratch copy), applied at the end with indexer; prune
+	// drops what no request used.
+	refresh *refresh.Run
+	indexer *cassette.Indexer
+	prune   bool
 }
 
 // setEngine makes a scenario session serve e (its conversations reset).
@@ -121,6 +128,22 @@ type SessionSummary struct {
 	Unused      []SessionUnused `json:"unused"`
 	UnusedTotal int             `json:"unused_total"`
 	Ended       time.Time       `json:"ended"`
+	// Refresh says what a refresh session changed in its cassette (as
+	// auto --refresh's summary does), once it was written.
+	Refresh *SessionRefresh `json:"refresh,omitempty"`
+}
+
+// SessionRefresh is what a refresh session's end wrote.
+type SessionRefresh struct {
+	Recorded     int `json:"recorded"`
+	Dropped      int `json:"dropped"`
+	Pruned       int `json:"pruned"`
+	Unchanged    int `json:"unchanged_conversations"`
+	Interactions int `json:"interactions"`
+	Before       int `json:"interactions_before"`
+	// Conversations has a line per conversation the session changed:
+	// "conversation N (…): kept N turns, re-recorded from turn K (…), dropped M".
+	Conversations []string `json:"conversations"`
 }
 
 // SessionMiss is a request of a session no recording or step answered.
@@ -251,20 +274,21 @@ func (s *Server) openCassetteSession(spec *sessionSpec, rules *tapeRules, indexe
 	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
 	}
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: rules.mode == ModeReplay, LockTimeout: s.cfg.LockTimeout,
-		Version: s.cfg.Version, Overwrite: s.cfg.Overwrite && rules.mode == ModeRecord})
+	c, err := s.openSessionCassette(se, spec, path, rules)
 	if err != nil {
 		return nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
 	}
+	se.indexer, se.prune = indexer, spec.Prune
 	t := newTape(path)
 	if err := t.attach(c, indexer); err != nil {
-		c.Close()
+		se.closeCassette(c)
 		return nil, err
 	}
 	close(t.opened)
 	t.rules, t.stats = rules, se.stats
 	if se.info.Interactions, err = c.Len(); err != nil {
-		_ = t.close()
+		t.stop()
+		se.closeCassette(c)
 		return nil, fmt.Errorf("llmproxy: cassette %s: %w", path, err)
 	}
 	se.tape, se.info.Exists = t, true
@@ -283,7 +307,12 @@ func (s *Server) endSession(ctx context.Context, se *session) (*SessionSummary, 
 		if t.rules.mode != ModeRecord { // record serves nothing, so leaves nothing unused
 			errs = append(errs, s.listUnused(t, se.info.Interactions, sum))
 		}
-		errs = append(errs, t.c.Close())
+		if se.refresh != nil {
+			var err error
+			sum.Refresh, err = s.applyRefresh(se, t)
+			errs = append(errs, err)
+		}
+		errs = append(errs, se.closeCassette(t.c))
 	}
 	if e := se.engine.Load(); e != nil {
 		for _, step := range e.Unused() {
@@ -372,3 +401,46 @@ func (s *Server) closeSession() error {
 
 // isLocked reports whether err is a cassette held by another writer.
 func isLocked(err error) bool { return errors.Is(err, store.ErrLocked) }
+
+// openSessionCassette opens a session's cassette as its mode says; a
+// refresh session serves a scratch copy of it (see refresh.Start).
+func (s *Server) openSessionCassette(se *session, spec *sessionSpec, path string, rules *tapeRules) (*cassette.Cassette, error) {
+	opts := cassette.Options{ReadOnly: rules.mode == ModeReplay, LockTimeout: s.cfg.LockTimeout,
+		Version: s.cfg.Version, Overwrite: s.cfg.Overwrite && rules.mode == ModeRecord}
+	if !spec.Refresh {
+		return cassette.Open(path, opts)
+	}
+	opts.Overwrite = false
+	run, err := refresh.Start(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	se.refresh = run
+	return run.Scratch, nil
+}
+
+// closeCassette closes a session's cassette, and the old file of a refresh.
+func (se *session) closeCassette(c *cassette.Cassette) error {
+	if se.refresh != nil {
+		return se.refresh.Close()
+	}
+	return c.Close()
+}
+
+// applyRefresh writes a refresh session's outcome over its cassette once
+// every recording of it is in the scratch copy (t stopped).
+func (s *Server) applyRefresh(se *session, t *tape) (*SessionRefresh, error) {
+	plan, err := se.refresh.Finish(t.plays.isConsumed, se.prune, se.indexer,
+		cassette.Options{LockTimeout: s.cfg.LockTimeout, Version: s.cfg.Version})
+	if err != nil {
+		return nil, err
+	}
+	out := &SessionRefresh{Recorded: plan.Recorded, Dropped: plan.Dropped, Pruned: plan.Pruned, Unchanged: plan.Unchanged,
+		Interactions: len(plan.Interactions), Before: plan.Before, Conversations: []string{}}
+	for _, c := range plan.Conversations {
+		out.Conversations = append(out.Conversations, c.String())
+	}
+	s.log.Info("session refreshed its cassette", "session", se.info.ID, "cassette", se.info.Cassette,
+		"recorded", plan.Recorded, "dropped", plan.Dropped, "pruned", plan.Pruned)
+	return out, nil
+}

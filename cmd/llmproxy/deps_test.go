@@ -89,6 +89,7 @@ func TestPackageDirection(t *testing.T) {
 		{dir: "scenario", never: []string{"view", "proxy"}},
 		{dir: "view", never: []string{"proxy"}},
 		{dir: "review", allowed: []string{"cassette", "wire", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
+		{dir: "refresh", allowed: []string{"cassette", "wire", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {

@@ -61,6 +61,7 @@ const (
 //	post=BODY POST BODY to $OPENAI_BASE_URL/chat/completions, print the status, exit 0
 //	postpath=PATH|BODY  POST BODY to $LLMPROXY_URL PATH, print the status, exit 0
 //	term      print "ready", wait for SIGTERM, check the proxy still answers, exit 7
+//	refresh=PROMPT  run the refresh tests' agent (refreshAgent) with PROMPT as its turn-2 prompt
 func actAsChild(role string) int {
 	name, arg, _ := strings.Cut(role, "=")
 	switch name {
@@ -99,6 +100,14 @@ func actAsChild(role string) int {
 		}
 		resp.Body.Close()
 		fmt.Println("status", resp.StatusCode)
+		return 0
+	case "refresh":
+		answer, err := refreshAgent(context.Background(), os.Getenv("LLMPROXY_URL"), "Plan my trip to Lyon.", arg)
+		if err != nil {
+			fmt.Println("agent:", err)
+			return 1
+		}
+		fmt.Println(answer)
 		return 0
 	case "term":
 		ch := make(chan os.Signal, 1)

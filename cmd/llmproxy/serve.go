@@ -18,6 +18,7 @@ import (
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/refresh"
 )
 
 // serveConfig is what record, replay and auto are given.
@@ -51,6 +52,11 @@ type serveConfig struct {
 	killGrace       time.Duration
 	report          string
 	overwrite       bool
+	refresh         bool
+	prune           bool
+	// refreshing is the refresh under way (--refresh), once the cassette
+	// is open.
+	refreshing *refresh.Run
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
 	fromEnv map[string]string
@@ -85,6 +91,8 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
 	}
 	if c.mode != proxy.ModeReplay {
+		fs.BoolVar(&c.refresh, "refresh", false, "replay what matches and record what does not; when the run ends, drop the recorded turns each re-recorded conversation superseded, in one atomic rewrite (a killed run leaves the cassette as it was)")
+		fs.BoolVar(&c.prune, "prune", false, "with --refresh: also drop the interactions no request used")
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
 		sizeVar(fs, &c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, a `size` (over it: the response is cut, nothing recorded)")
@@ -161,6 +169,9 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
 		return err
 	}
+	if err := c.checkRefresh(); err != nil {
+		return err
+	}
 	cfg, cleanup, err := c.proxyConfig(stderr)
 	if err != nil {
 		return err
@@ -187,6 +198,9 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 	if c.failOnUnused {
 		sv.unused = func() (string, error) { return unusedReport(srv) }
 	}
+	if c.refreshing != nil {
+		sv.after = func() error { return c.finishRefresh(srv, stderr) }
+	}
 	return sv.run(ctx, stdout, stderr, sig)
 }
 
@@ -206,6 +220,9 @@ type listener struct {
 	// report, when not nil (-- CMD, --report), writes the report of the
 	// run once it ended, and returns its path.
 	report func(cmdStatus *int) (string, error)
+	// after, when not nil (--refresh), runs once the server has stopped
+	// serving, before the report.
+	after func() error
 }
 
 // run listens, prints the listening line and serves. The signal handlers
@@ -227,9 +244,19 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 	}
 	fmt.Fprintf(listening, "llmproxy listening on http://%s\n", ln.Addr())
 
+	var afterErr error
+	stopped := func() {
+		if sv.after != nil {
+			afterErr = sv.after()
+		}
+	}
 	if sv.cr != nil {
-		return sv.cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
-			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger) }, sv.unused, sv.report)
+		err := sv.cr.serveWhile(ctx, "http://"+ln.Addr().String(), ch, stdout, stderr,
+			func() { shutdown(hs, ch, sv.shutdownTimeout, sv.logger); stopped() }, sv.unused, sv.report)
+		if afterErr != nil {
+			return afterErr
+		}
+		return err
 	}
 	select {
 	case err := <-served:
@@ -241,6 +268,9 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 	case s := <-ch:
 		sv.logger.Info("shutting down", "signal", s.String())
 		shutdown(hs, ch, sv.shutdownTimeout, sv.logger)
+	}
+	if stopped(); afterErr != nil {
+		return afterErr
 	}
 	if sv.report != nil {
 		path, err := sv.report(nil)
@@ -398,6 +428,9 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		return cfg, nil, usagef("%v", err)
 	}
 	cleanup := func() {}
+	if c.refresh {
+		return c.startRefresh(cfg)
+	}
 	if c.cassette != "" {
 		cs, err := cassette.Open(c.cassette, cassette.Options{ReadOnly: c.mode == proxy.ModeReplay, LockTimeout: c.lockTimeout, Version: version, Overwrite: c.overwrite})
 		if err != nil {
