@@ -334,7 +334,11 @@ def pytest_runtest_makereport(item, call):
         rep.outcome = "failed"
         rep.longrepr = text + "\n\n" + where
     elif rep.failed:
-        rep.sections.append(("llmproxy", text + "\n\n" + where))
+        # In the failure's own text, so that JUnit XML and xdist carry it.
+        if hasattr(rep.longrepr, "addsection"):
+            rep.longrepr.addsection("llmproxy", text + "\n\n" + where)
+        else:
+            rep.sections.append(("llmproxy", text + "\n\n" + where))
 
 
 class _Unused:
