@@ -228,7 +228,7 @@ func sessionPath(root, p, what string) (string, error) {
 			return "", bad("goes through the symlink " + cur)
 		}
 	}
-	return cur, nil
+	return filepath.Join(root, clean), nil
 }
 
 // openCassetteSession opens the cassette a session names, as --cassette

@@ -314,7 +314,9 @@ def pytest_runtest_makereport(item, call):
     rep = outcome.get_result()
     state = item.config.stash[_STATE]
     text = problem or describe_summary(summary)
-    unused = describe_unused(summary)
+    # A record or auto session lists what it has just recorded as unused
+    # (nothing replayed it): only replay and mock sessions report unused.
+    unused = describe_unused(summary) if handle.session.get("mode") in ("replay", "mock") else []
     if unused:
         rep.user_properties.append((_UNUSED_PROPERTY, unused))
     if text:
