@@ -271,7 +271,8 @@ func TestPytestPlugin(t *testing.T) {
 	}
 	swallow := "import urllib.error\n\nimport pytest\n\nimport assistant\n\n\n" +
 		"@pytest.mark.llmproxy(cassette=\"../test_assistant/test_greeting\")\n" +
-		"def test_swallowed_miss():\n    try:\n        assistant.greet(\"Bob\")\n    except urllib.error.HTTPError:\n        pass\n"
+		"def test_swallowed_miss():\n    try:\n        assistant.greet(\"Bob\")\n    except urllib.error.HTTPError:\n        pass\n\n\n" +
+		"@pytest.mark.llmproxy(casette=\"x\")\ndef test_misspelt_marker():\n    pass\n"
 	if err := os.WriteFile(filepath.Join(proj, "tests", "test_swallow.py"), []byte(swallow), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,8 @@ func TestPytestPlugin(t *testing.T) {
 		what := "changed request " + strings.Join(args, " ")
 		run := runPytest(t, vpy, proj, env, args...)
 		run.expect(t, what, map[string]string{"test_greeting": "passed", "test_weather_report": "failed",
-			"test_weather_scripted": "passed", "test_parse_sse_pieces": "passed", "test_swallowed_miss": "failed"})
+			"test_weather_scripted": "passed", "test_parse_sse_pieces": "passed", "test_swallowed_miss": "failed",
+			"test_misspelt_marker": "error"})
 		if run.code != 1 {
 			t.Errorf("%s: exit %d, want 1", what, run.code)
 		}
@@ -294,9 +296,54 @@ func TestPytestPlugin(t *testing.T) {
 				}
 			}
 		}
+		if e := run.cases["test_misspelt_marker"].Error; e == nil || !strings.Contains(e.Message, "unknown argument casette") {
+			t.Errorf("%s: the misspelt marker's error does not name the argument: %+v", what, e)
+		}
 		// The changed test left both its interactions unused, the other one.
 		if !strings.Contains(run.out, "llmproxy: 3 unused interaction(s) in 2 test(s)") {
 			t.Errorf("%s: the terminal summary does not list the interactions the failing tests left unused:\n%s", what, run.out)
 		}
+	}
+}
+
+// TestPytestPluginRefusals runs pytest with the plugin and a binary that is
+// not there, and one that does not start: each is a usage error (exit 4)
+// naming the binary, before any test runs.
+func TestPytestPluginRefusals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a virtual environment")
+	}
+	py := pytestPython(t)
+	vpy := pluginVenv(t, py)
+	proj := filepath.Join(t.TempDir(), "example")
+	copyTree(t, "../../examples/python", proj)
+	notStarting := filepath.Join(t.TempDir(), "llmproxy")
+	if err := os.WriteFile(notStarting, []byte("#!/bin/sh\necho 'llmproxy: broken' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ bin, want string }{
+		{"/nonexistent/llmproxy", "LLMPROXY_BIN /nonexistent/llmproxy: not an executable file"},
+		{notStarting, "did not start (exit 1)"},
+	} {
+		cmd := exec.Command(vpy, "-m", "pytest", "-p", "no:cacheprovider")
+		cmd.Dir = proj
+		cmd.Env = append(os.Environ(), "LLMPROXY_BIN="+tc.bin, "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 4 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("LLMPROXY_BIN=%s: %v, want exit 4 saying %q:\n%s", tc.bin, err, tc.want, out)
+		}
+	}
+}
+
+// TestPytestPluginUnits runs clients/python/tests (the control client and
+// the cassette names against a stub of the API) with Debian's pytest.
+func TestPytestPluginUnits(t *testing.T) {
+	py := pytestPython(t)
+	cmd := exec.Command(py, "-m", "pytest", "-p", "no:llmproxy", "-p", "no:cacheprovider", "-q", "tests")
+	cmd.Dir = "../../clients/python"
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1", "PYTEST_ADDOPTS=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pytest clients/python/tests: %v\n%s", err, out)
 	}
 }
