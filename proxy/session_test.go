@@ -162,9 +162,9 @@ func (c *ctl) mustCall(want int, method, path, body string) map[string]any {
 
 // ask sends chatAsk(n) and returns the status and the answer's text (or
 // the error body).
-func (c *ctl) ask(n int) (int, string) {
+func (c *ctl) ask(n int, header ...string) (int, string) {
 	c.t.Helper()
-	status, text, err := askURL(c.url, n)
+	status, text, err := askURL(c.url, n, header...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -172,8 +172,16 @@ func (c *ctl) ask(n int) (int, string) {
 }
 
 // askURL is ask without a test, for goroutines.
-func askURL(base string, n int) (int, string, error) {
-	resp, err := http.Post(base+"/v1/chat/completions", "application/json", bytes.NewReader(chatAsk(n)))
+func askURL(base string, n int, header ...string) (int, string, error) {
+	r, err := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(chatAsk(n)))
+	if err != nil {
+		return 0, "", err
+	}
+	r.Header.Set("Content-Type", "application/json")
+	for k := 0; k+1 < len(header); k += 2 {
+		r.Header.Set(header[k], header[k+1])
+	}
+	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		return 0, "", err
 	}
@@ -253,3 +261,189 @@ func TestSessionSwitchesCassettes(t *testing.T) {
 }
 
 var _ = sync.Mutex{}
+
+// TestSessionSwitchUnderLoad switches the session 50 times across 50
+// cassettes, each answering every question with its own tag, while 8
+// clients ask continuously. Each answer must come from a session open at
+// some moment between its request's start and its answer's end (the
+// sessions opened from the last PUT answered before the request to the
+// last PUT sent before the answer), and each session's summary must count
+// exactly the answers tagged with its cassette.
+func TestSessionSwitchUnderLoad(t *testing.T) {
+	const switches, clients, questions = 50, 8, 4
+	c := startCtl(t, proxy.ModeReplay, "")
+	for i := range switches {
+		writeAnswers(t, filepath.Join(c.dir, fmt.Sprintf("c%02d.cassette", i)), fmt.Sprintf("c%02d", i), questions)
+	}
+	var mu sync.Mutex
+	c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", `{"cassette":"c00.cassette","on-exhausted":"repeat-last"}`)
+	opened, sent := 0, 0 // the last PUT answered, the last PUT sent
+	tagged := map[string]int{}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, clients)
+	for g := range clients {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				from := opened
+				mu.Unlock()
+				status, text, err := askURL(c.url, (g+n)%questions)
+				mu.Lock()
+				to := sent
+				mu.Unlock()
+				var tag int
+				if err == nil && (status != http.StatusOK || len(text) < 3 || text[0] != 'c') {
+					err = fmt.Errorf("status %d: %s", status, text)
+				} else if err == nil {
+					_, err = fmt.Sscanf(text[:3], "c%02d", &tag)
+				}
+				if err == nil && (tag < from || tag > to) {
+					err = fmt.Errorf("answer %q came from session %d, but sessions %d to %d were open while it was asked", text, tag, from, to)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				tagged[text[:3]]++
+				mu.Unlock()
+			}
+		})
+	}
+	summaries := map[string]float64{}
+	note := func(out map[string]any) {
+		if e, ok := out["ended"].(map[string]any); ok {
+			summaries[strings.TrimSuffix(filepath.Base(e["cassette"].(string)), ".cassette")] = e["served"].(float64)
+			if e["missed_total"] != 0.0 {
+				t.Errorf("session %v missed: %v", e["cassette"], e["missed"])
+			}
+		}
+	}
+	for i := range switches {
+		if i > 0 {
+			mu.Lock()
+			sent = i
+			mu.Unlock()
+			note(c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session",
+				fmt.Sprintf(`{"cassette":"c%02d.cassette","on-exhausted":"repeat-last"}`, i)))
+			mu.Lock()
+			opened = i
+			mu.Unlock()
+		}
+		// Let every client be served by this session at least once or so.
+		for range clients {
+			if _, text := c.ask(i % questions); !strings.HasPrefix(text, fmt.Sprintf("c%02d/", i)) {
+				t.Fatalf("session %d answered %q", i, text)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	note(c.mustCall(http.StatusOK, http.MethodDelete, "/_llmproxy/session", ""))
+	for i := range switches {
+		tag := fmt.Sprintf("c%02d", i)
+		// The switcher's own asks are counted by the summary too.
+		if want := float64(tagged[tag] + clients); summaries[tag] != want {
+			t.Errorf("session %s served %v, the clients got %v answers from it", tag, summaries[tag], want)
+		}
+	}
+}
+
+// echoUpstream answers every chat request with a text naming its question.
+func echoUpstream(t testing.TB) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(chatAnswer("upstream saw "+string(b), "", ""))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestSessionRecordSwitchUnderLoad records through 50 sessions switched
+// while 8 clients send continuously: each session's cassette holds, once
+// it ended, exactly what its summary says it recorded, and all the
+// cassettes together hold every answer the clients got.
+func TestSessionRecordSwitchUnderLoad(t *testing.T) {
+	const switches, clients = 50, 8
+	c := startCtl(t, proxy.ModeRecord, echoUpstream(t))
+	c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", `{"cassette":"rec/c00.cassette"}`)
+	var answered sync.WaitGroup
+	var mu sync.Mutex
+	got := 0
+	stop := make(chan struct{})
+	errs := make(chan error, clients)
+	for g := range clients {
+		answered.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				status, text, err := askURL(c.url, g*100000+n)
+				if err == nil && (status != http.StatusOK || !strings.HasPrefix(text, "upstream saw")) {
+					err = fmt.Errorf("status %d: %s", status, text)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				got++
+				mu.Unlock()
+			}
+		})
+	}
+	recorded := map[string]float64{}
+	note := func(out map[string]any) {
+		if e, ok := out["ended"].(map[string]any); ok {
+			recorded[e["cassette"].(string)] = e["recorded"].(float64)
+		}
+	}
+	for i := range switches {
+		if i > 0 {
+			note(c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", fmt.Sprintf(`{"cassette":"rec/c%02d.cassette"}`, i)))
+		}
+		if status, _ := c.ask(-1 - i); status != http.StatusOK {
+			t.Fatalf("session %d: %d", i, status)
+		}
+	}
+	close(stop)
+	answered.Wait()
+	note(c.mustCall(http.StatusOK, http.MethodDelete, "/_llmproxy/session", ""))
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	total := 0
+	for i := range switches {
+		path := filepath.Join(c.dir, "rec", fmt.Sprintf("c%02d.cassette", i))
+		cs, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := cs.Len()
+		cs.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if float64(n) != recorded[path] || n == 0 {
+			t.Errorf("%s holds %d interactions; its summary says %v recorded", path, n, recorded[path])
+		}
+		total += n
+	}
+	if total != got+switches {
+		t.Errorf("the cassettes hold %d interactions; the clients got %d answers", total, got+switches)
+	}
+}
