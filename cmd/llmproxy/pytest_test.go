@@ -300,7 +300,7 @@ func TestPytestPlugin(t *testing.T) {
 			t.Errorf("%s: the misspelt marker's error does not name the argument: %+v", what, e)
 		}
 		// The changed test left both its interactions unused, the other one.
-		if !strings.Contains(run.out, "llmproxy: 3 unused interaction(s) in 2 test(s)") {
+		if !strings.Contains(run.out, "llmproxy: 3 unused interaction(s) or step(s) in 2 test(s)") {
 			t.Errorf("%s: the terminal summary does not list the interactions the failing tests left unused:\n%s", what, run.out)
 		}
 	}

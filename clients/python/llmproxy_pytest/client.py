@@ -287,15 +287,23 @@ def _stop(proc, grace):
 def describe_summary(summary):
     """The misses of a session SUMMARY as text for a test report, or ""."""
     missed = (summary.get("missed") or []) if summary else []
+    total = max(len(missed), int((summary or {}).get("missed_total") or 0))
     parts = []
     for i, m in enumerate(missed, 1):
-        head = "llmproxy miss %d of %d: %s %s" % (i, len(missed), m.get("method", "?"), m.get("path", "?"))
+        head = "llmproxy miss %d of %d: %s %s" % (i, total, m.get("method", "?"), m.get("path", "?"))
         parts.append(head + "\n" + str(m.get("message", "")).rstrip())
+    if total > len(missed):
+        parts.append("(and %d more misses)" % (total - len(missed)))
     return "\n\n".join(parts)
 
 
 def describe_unused(summary):
-    """One line per unused interaction of a session SUMMARY."""
-    return ["#%s %s %s %s" % (u.get("id", "?"), u.get("method", "?"), u.get("path", "?"), u.get("summary", ""))
-            for u in ((summary.get("unused") or []) if summary else [])]
-
+    """One line per unused interaction (or scenario step) of a session
+    SUMMARY, and a last line counting those the summary did not list."""
+    unused = (summary.get("unused") or []) if summary else []
+    lines = [str(u.get("summary") or "interaction %s %s %s" % (u.get("id", "?"), u.get("method", "?"), u.get("path", "?")))
+             for u in unused]
+    total = int((summary or {}).get("unused_total") or 0)
+    if total > len(unused):
+        lines.append("(and %d more)" % (total - len(unused)))
+    return lines

@@ -314,17 +314,15 @@ def pytest_runtest_makereport(item, call):
     rep = outcome.get_result()
     state = item.config.stash[_STATE]
     text = problem or describe_summary(summary)
-    # A record or auto session lists what it has just recorded as unused
-    # (nothing replayed it): only replay and mock sessions report unused.
-    unused = describe_unused(summary) if handle.session.get("mode") in ("replay", "mock") else []
+    unused = describe_unused(summary)
     if unused:
         rep.user_properties.append((_UNUSED_PROPERTY, unused))
     if text:
         rep.user_properties.append((_MISSED_PROPERTY, len((summary or {}).get("missed") or [1])))
         state.missed.append(item.nodeid)
     elif unused and state.fail_on_unused:
-        text = "llmproxy: %d unused interaction(s) in %s (--llmproxy-fail-on-unused):\n  %s" % (
-            len(unused), handle.session.get("cassette", "the session"), "\n  ".join(unused))
+        text = "llmproxy: unused in %s (--llmproxy-fail-on-unused):\n  %s" % (
+            handle.session.get("cassette") or handle.session.get("scenario") or "the session", "\n  ".join(unused))
     if not text:
         return
     where = "session %s: %s (%s)" % (handle.session.get("id", "?"),
@@ -361,9 +359,15 @@ class _Unused:
         if not self.seen:
             return
         tr = terminalreporter
-        n = sum(len(lines) for _, lines in self.seen)
-        tr.write_sep("-", "llmproxy: %d unused interaction(s) in %d test(s)" % (n, len(self.seen)))
+        n = sum(_count(line) for _, lines in self.seen for line in lines)
+        tr.write_sep("-", "llmproxy: %d unused interaction(s) or step(s) in %d test(s)" % (n, len(self.seen)))
         for nodeid, lines in self.seen:
             tr.write_line(nodeid)
             for line in lines:
                 tr.write_line("    " + line)
+
+
+def _count(line):
+    """How many unused things a line of describe_unused stands for."""
+    more = re.fullmatch(r"\(and (\d+) more\)", line)
+    return int(more.group(1)) if more else 1

@@ -191,3 +191,15 @@ def test_cassette_names_that_needed_changing_stay_apart():
         assert got.startswith("cassettes/t/test_a[x_y]-") and "/" not in got[len("cassettes/t/"):]
     assert "/." not in cassette_name("/r", "/r/t.py", ".." )
     assert len(cassette_name("/r", "/r/t.py", "test_" + "x" * 300)) < 140
+
+
+def test_describe_unused_and_the_rest():
+    summary = {"unused": [{"id": 4, "method": "POST", "path": "/v1/x", "summary": "interaction 4 POST /v1/x → 200"},
+                          {"step": "answer", "summary": "step answer never reached"},
+                          {"id": 5, "method": "GET", "path": "/v1/y"}],
+               "unused_total": 103}
+    assert c.describe_unused(summary) == ["interaction 4 POST /v1/x → 200", "step answer never reached",
+                                          "interaction 5 GET /v1/y", "(and 100 more)"]
+    assert c.describe_unused({"unused": []}) == [] and c.describe_unused(None) == []
+    assert c.describe_summary({"missed": [{"method": "POST", "path": "/p", "message": "m"}], "missed_total": 3}) == \
+        "llmproxy miss 1 of 3: POST /p\nm\n\n(and 2 more misses)"
