@@ -12,6 +12,7 @@ fails that test with the proxy's difference, unused interactions are listed
 in the terminal summary (or fail the test with --llmproxy-fail-on-unused).
 """
 
+import atexit
 import hashlib
 import os
 import re
@@ -40,8 +41,7 @@ class _State:
         self.root = None
         self.logdir = None
         self.fail_on_unused = False
-        self.unused = []  # (nodeid, [line, ...]) gathered from reports
-        self.missed = []  # nodeids whose session missed
+        self.keep_log = False  # a report named the proxy's log
         self.started = False
 
 
@@ -126,6 +126,9 @@ def _start(config, ns, state):
         raise pytest.UsageError(str(e)) from None
     os.environ.update(sdk_environ(state.proxy.url, placeholders=(mode == "replay")))
     config.add_cleanup(lambda: _stop(state))
+    # Also when pytest stops before its cleanups run (a usage error of
+    # another plugin after this point).
+    atexit.register(_stop, state)
 
 
 def _mock(state):
@@ -143,11 +146,14 @@ def _mock(state):
 
 
 def _stop(state):
+    """Stops the processes once; removes their logs unless a report named them."""
+    if state.proxy is None and state.mock is None:
+        return
     for proxy in (state.mock, state.proxy):
         if proxy is not None:
             proxy.stop()
     state.proxy = state.mock = None
-    if not state.missed:
+    if not state.keep_log:
         shutil.rmtree(state.logdir, ignore_errors=True)
 
 
@@ -187,6 +193,7 @@ class LLMProxy:
     def __init__(self, url, client, session):
         self.url, self.client, self.session = url, client, session
         self.summary = None
+        self.log = None  # the proxy's log file
 
     def verify(self, tool, args=None, count=None):
         """Asserts that the answers served in this test called tool (with
@@ -228,6 +235,7 @@ def llmproxy(request):
         _restore(saved)
         pytest.fail(refused, pytrace=False)
     handle = LLMProxy(proxy.url, proxy.client, answer.get("session") or {})
+    handle.log = proxy.log
     request.node.stash[_HANDLE] = handle
     yield handle
     _restore(saved)
@@ -319,7 +327,6 @@ def pytest_runtest_makereport(item, call):
         rep.user_properties.append((_UNUSED_PROPERTY, unused))
     if text:
         rep.user_properties.append((_MISSED_PROPERTY, len((summary or {}).get("missed") or [1])))
-        state.missed.append(item.nodeid)
     elif unused and state.fail_on_unused:
         text = "llmproxy: unused in %s (--llmproxy-fail-on-unused):\n  %s" % (
             handle.session.get("cassette") or handle.session.get("scenario") or "the session", "\n  ".join(unused))
@@ -328,8 +335,9 @@ def pytest_runtest_makereport(item, call):
     where = "session %s: %s (%s)" % (handle.session.get("id", "?"),
                                       handle.session.get("cassette") or handle.session.get("scenario") or "?",
                                       handle.session.get("mode", "mock"))
-    if state.proxy is not None and state.proxy.log:
-        where += "\nproxy log: " + state.proxy.log
+    if handle.log:
+        where += "\nproxy log: " + handle.log
+        state.keep_log = True
     if rep.passed:
         rep.outcome = "failed"
         rep.longrepr = text + "\n\n" + where
