@@ -272,7 +272,10 @@ func TestPytestPlugin(t *testing.T) {
 	swallow := "import urllib.error\n\nimport pytest\n\nimport assistant\n\n\n" +
 		"@pytest.mark.llmproxy(cassette=\"../test_assistant/test_greeting\")\n" +
 		"def test_swallowed_miss():\n    try:\n        assistant.greet(\"Bob\")\n    except urllib.error.HTTPError:\n        pass\n\n\n" +
-		"@pytest.mark.llmproxy(casette=\"x\")\ndef test_misspelt_marker():\n    pass\n"
+		"@pytest.mark.llmproxy(casette=\"x\")\ndef test_misspelt_marker():\n    pass\n\n\n" +
+		"@pytest.mark.llmproxy(cassette=\"../../../../etc/x\")\ndef test_escaping_cassette():\n    pass\n\n\n" +
+		"@pytest.mark.llmproxy(scenario={\"version\": 1, \"steps\": [{\"respond\": {\"txt\": \"hi\"}}]})\n" +
+		"def test_bad_scenario():\n    pass\n"
 	if err := os.WriteFile(filepath.Join(proj, "tests", "test_swallow.py"), []byte(swallow), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +284,7 @@ func TestPytestPlugin(t *testing.T) {
 		run := runPytest(t, vpy, proj, env, args...)
 		run.expect(t, what, map[string]string{"test_greeting": "passed", "test_weather_report": "failed",
 			"test_weather_scripted": "passed", "test_parse_sse_pieces": "passed", "test_swallowed_miss": "failed",
-			"test_misspelt_marker": "error"})
+			"test_misspelt_marker": "error", "test_escaping_cassette": "error", "test_bad_scenario": "error"})
 		if run.code != 1 {
 			t.Errorf("%s: exit %d, want 1", what, run.code)
 		}
@@ -296,8 +299,14 @@ func TestPytestPlugin(t *testing.T) {
 				}
 			}
 		}
-		if e := run.cases["test_misspelt_marker"].Error; e == nil || !strings.Contains(e.Message, "unknown argument casette") {
-			t.Errorf("%s: the misspelt marker's error does not name the argument: %+v", what, e)
+		for name, want := range map[string]string{
+			"test_misspelt_marker":   "unknown argument casette",
+			"test_escaping_cassette": "leaves the directory",
+			"test_bad_scenario":      `unknown key "txt"`,
+		} {
+			if e := run.cases[name].Error; e == nil || !strings.Contains(e.Message, want) {
+				t.Errorf("%s: the setup error of %s does not say %q: %+v", what, name, want, e)
+			}
 		}
 		// The changed test left both its interactions unused, the other one.
 		if !strings.Contains(run.out, "llmproxy: 3 unused interaction(s) or step(s) in 2 test(s)") {

@@ -199,6 +199,7 @@ class LLMProxy:
         """Asserts that the answers served in this test called tool (with
         arguments including args, count times when given, else at least
         once): an AssertionError carrying the proxy's message otherwise."""
+        __tracebackhide__ = True
         got = self.client.verify(tool, args=args, count=count)
         if not got.get("ok"):
             raise AssertionError(got.get("message") or "llmproxy verify %s: not ok: %r" % (tool, got))
