@@ -12,6 +12,10 @@ import urllib.request
 
 MODEL = "gpt-4o-mini"
 
+# What an SDK client built when this module is imported would be given: the
+# plugin sets the variables before the tests import their application.
+IMPORT_TIME_BASE_URL = os.environ.get("OPENAI_BASE_URL")
+
 WEATHER_TOOL = {
     "type": "function",
     "function": {

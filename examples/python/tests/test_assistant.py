@@ -1,6 +1,8 @@
 """The example's tests: two replay recorded cassettes (one each), one
 scripts the model with a scenario, one needs no model at all."""
 
+import os
+
 import pytest
 
 import assistant
@@ -10,6 +12,8 @@ import assistant
 def test_greeting():
     # cassettes/tests/test_assistant/test_greeting.cassette: one JSON answer.
     assert assistant.greet("Ada") == "Hello, Ada! How can I help you today?"
+    # The proxy's URL was already set when the application was imported.
+    assert assistant.IMPORT_TIME_BASE_URL == os.environ["LLMPROXY_URL"] + "/v1"
 
 
 @pytest.mark.llmproxy
