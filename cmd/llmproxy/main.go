@@ -52,7 +52,7 @@ func commands() []command {
 		{"migrate", "rewrites a cassette of an older format in the current one, atomically, keeping what it exports",
 			"--cassette FILE", runMigrate},
 		{"mock", "answers each request from scripted scenarios, on every provider's wire, and never contacts a provider",
-			"--scenario FILE [--scenario FILE]... [flags] [-- CMD [ARG]...]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			"[--scenario FILE]... [flags] [-- CMD [ARG]...]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return runMock(ctx, args, stdout, stderr, signals)
 			}},
 		{"scenario", "checks scenario files (every problem as FILE:LINE: message) and writes one from a cassette",
