@@ -1,0 +1,42 @@
+// node:test helper: importing it starts one llmproxy for this test file's
+// process (node --test runs each file in its own process), points the SDKs
+// at it, and gives each test of the file its own cassette session:
+// cassettes/<test file without extension>/<test name>.cassette. A request
+// that missed fails its test with the proxy's difference.
+//
+//   import { proxy } from '@llmproxy/test/node';   // first, before the SDKs are used
+//   import OpenAI from 'openai';
+//
+// The proxy's cassette directory is LLMPROXY_CASSETTE_DIR, else the working
+// directory (where `node --test` runs); the mode is LLMPROXY_MODE (replay
+// unless set). The proxy is stopped when the process exits.
+
+import path from 'node:path';
+import { afterEach, beforeEach } from 'node:test';
+import { modeFromEnv, sdkEnv, startProxy } from './src/proxy.js';
+import { cassettePath, TestSessions } from './src/session.js';
+
+const root = process.cwd();
+const mode = modeFromEnv();
+
+/** The proxy of this test process. */
+export const proxy = await startProxy({ mode, cassetteDir: path.resolve(root, process.env.LLMPROXY_CASSETTE_DIR || '.') });
+
+/** Its control client: verify, scenarios and sessions by hand. */
+export const control = proxy.control;
+
+Object.assign(process.env, sdkEnv(proxy.url, { placeholders: mode === 'replay' }));
+
+const sessions = new TestSessions({ control, mode, failOnUnused: process.env.LLMPROXY_FAIL_ON_UNUSED === '1' });
+
+beforeEach(async (t) => {
+  const c = /** @type {any} */ (t);
+  const file = c.filePath ?? process.argv[1];
+  const name = c.fullName ?? t.name;
+  await sessions.begin(cassettePath(root, file, name), name);
+});
+
+afterEach(async () => {
+  const failure = await sessions.end();
+  if (failure) throw new Error(failure);
+});

@@ -1,0 +1,9 @@
+import '@llmproxy/test/node';
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { askAnthropic, trace } from '../clients.js';
+
+test('streams the weather in Tokyo', async () => {
+  trace('node/anthropic');
+  assert.equal(await askAnthropic(), 'You asked: What is the weather in Tokyo? It is sunny.');
+});
