@@ -93,3 +93,13 @@ func MatchRequest(i *Interaction) *match.Request {
 		Header: i.Request.Headers, Body: i.Request.Body, Kind: i.Kind,
 	}
 }
+
+// WithIgnore returns an indexer like x that also leaves the body paths
+// out of matching (see match.Matcher.WithIgnore).
+func (x *Indexer) WithIgnore(paths ...string) (*Indexer, error) {
+	m, err := x.m.WithIgnore(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return &Indexer{m: m}, nil
+}

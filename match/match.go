@@ -313,3 +313,23 @@ const maxPooledKeyBuffer = 1 << 20
 func (m *Matcher) Shape(r *Request) string {
 	return strings.ToUpper(r.Method) + " " + m.upstream(r) + " " + r.Path
 }
+
+// WithIgnore returns a matcher like m (its rules, describer and aliases)
+// that also leaves paths out of every body's comparison. Its fingerprint
+// is that of the merged rules, so a cassette indexed under m is indexed
+// again under it. An unusable path is an error wrapping ErrBadRule.
+func (m *Matcher) WithIgnore(paths ...string) (*Matcher, error) {
+	n, err := New(MergeRules(m.rules, Rules{Ignore: paths}), m.describe)
+	if err != nil {
+		return nil, err
+	}
+	froms := make([]string, 0, len(m.alias))
+	for from := range m.alias {
+		froms = append(froms, from)
+	}
+	sort.Strings(froms)
+	for _, from := range froms {
+		n = n.WithAlias(from, m.alias[from])
+	}
+	return n, nil
+}

@@ -21,6 +21,7 @@ import (
 var apiEndpoints = []string{
 	"GET /_llmproxy/health", "GET /_llmproxy/interactions", "GET /_llmproxy/log",
 	"GET /_llmproxy/unused", "GET /_llmproxy/fixtures/{call_id}",
+	"GET|PUT|DELETE /_llmproxy/session", "POST|DELETE /_llmproxy/scenarios", "GET /_llmproxy/verify",
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -275,10 +276,17 @@ func (s *Server) logEntries(ctx context.Context, want string, pg logPage) (out [
 			return t.name == want || t.name == filepath.Join(s.cfg.CassetteDir, want+".cassette")
 		}
 	}
+	return s.entriesWhere(ctx, only, func(e *logged) bool { return want == "" || e.Cassette == want || e.Name == want }, pg)
+}
+
+// entriesWhere lists a page of the journal's wanted entries, as logEntries
+// does, once the responses ended on the tapes only names (nil: all) are
+// in it.
+func (s *Server) entriesWhere(ctx context.Context, only func(*tape) bool, wanted func(*logged) bool, pg logPage) (out []LogEntry, total, dropped int, err error) {
 	if err := s.journal.settle(ctx, only); err != nil {
 		return nil, 0, 0, err
 	}
-	entries, total, dropped := s.journal.page(pg, func(e *logged) bool { return want == "" || e.Cassette == want || e.Name == want })
+	entries, total, dropped := s.journal.page(pg, wanted)
 	out = make([]LogEntry, len(entries))
 	for k := range entries {
 		if e := &entries[k]; !e.summarized && e.complete() {

@@ -20,6 +20,7 @@ type exchange struct {
 	start time.Time
 	route route
 	tape  *tape
+	rules *tapeRules // the tape's, or the server's
 	req   *http.Request
 	body  []byte
 	kind  wire.Kind
@@ -61,11 +62,22 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	kind := wire.Detect(r.Method, rt.path)
 	var t *tape
+	var se *session
 	releaseTape := func() {}
-	if s.mock == nil {
+	switch {
+	case s.mock != nil && r.Header.Get(ScenarioHeader) == "":
+		if se = s.sessions.acquire(); se != nil {
+			releaseTape = se.release
+		}
+	case s.mock == nil:
 		var err error
-		if t, releaseTape, err = s.tapes.forRequest(r); err != nil {
-			s.failTape(w, r, kind, err)
+		if r.Header.Get(CassetteHeader) == "" {
+			t, se, releaseTape, err = s.sessionTape(r)
+		} else {
+			t, releaseTape, err = s.tapes.forRequest(r)
+		}
+		if err != nil {
+			s.failTape(w, r, kind, rt, se, err)
 			return
 		}
 	}
@@ -78,11 +90,14 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.mock != nil {
-		s.mock.serve(w, r, start, rt, kind, body)
+		s.mock.serve(w, r, start, rt, kind, body, se)
 		return
 	}
 	x := &sc.x
-	*x = exchange{start: start, route: rt, tape: t, req: r, body: body, kind: kind}
+	*x = exchange{start: start, route: rt, tape: t, rules: t.rules, req: r, body: body, kind: kind}
+	if x.rules == nil {
+		x.rules = &s.rules
+	}
 	// Matching, the log and the journal see the request as it is stored:
 	// with its secrets redacted. So a recording's match key is the key of
 	// the live request, whatever key-shaped strings either carried, and no
@@ -93,14 +108,14 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		Header: sc.header, Body: s.redactor.Body(body), Kind: string(kind),
 	}
 	x.mreq = &x.request
-	x.key, err = s.matcher.Key(x.mreq)
+	x.key, err = x.rules.matcher.Key(x.mreq)
 	if err != nil {
 		failWith(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
 		s.journal.add(logged{LogEntry: LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()}})
 		return
 	}
-	switch s.cfg.Mode {
+	switch x.rules.mode {
 	case ModeRecord:
 		s.record(w, x)
 	case ModeReplay:

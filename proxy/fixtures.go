@@ -27,7 +27,7 @@ func (s *Server) fixtureMatch(x *exchange) []uint64 {
 	}
 	mreq := *x.mreq
 	mreq.Body = body
-	key, err := s.matcher.Key(&mreq)
+	key, err := x.rules.matcher.Key(&mreq)
 	if err != nil {
 		return nil
 	}

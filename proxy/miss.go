@@ -35,6 +35,7 @@ const (
 func (s *Server) miss(w http.ResponseWriter, x *exchange, served []uint64) {
 	msg := s.explainFixtures(x, s.explainMiss(x, served)) + s.pageOf(x)
 	s.missed(msg)
+	x.tape.stats.miss(x.req.Method, cassette.ProxyPath(x.route.name, x.mreq.Path), msg)
 	s.log.WarnContext(x.req.Context(), "miss", x.logArgs("reason", msg)...)
 	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
 	w.Header().Set(MissHeader, "1")
@@ -62,7 +63,7 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 			which = fmt.Sprintf("all %d recordings, interactions %s", len(exhausted), joinIDs(exhausted))
 		}
 		return fmt.Sprintf("llmproxy: cassette %s: this request (%s) was already served from %s; --on-exhausted is %s",
-			x.tape.name, what, which, s.cfg.OnExhausted)
+			x.tape.name, what, which, x.rules.exhausted)
 	}
 	select {
 	case s.explaining <- struct{}{}:
@@ -111,7 +112,7 @@ func (s *Server) explainMiss(x *exchange, exhausted []uint64) string {
 // closest is of the same API kind, then at the smallest distance
 // (match.Distance.Closer), then one not yet served.
 func (s *Server) closest(x *exchange) (*cassette.Interaction, []match.Difference, error) {
-	ids, err := x.tape.index.shape(s.matcher.Shape(x.mreq))
+	ids, err := x.tape.index.shape(x.rules.matcher.Shape(x.mreq))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +154,7 @@ func (s *Server) closest(x *exchange) (*cassette.Interaction, []match.Difference
 		bestUsed  bool
 	)
 	for _, c := range cands {
-		diffs, dist := s.matcher.Distance(x.mreq, cassette.MatchRequest(c), 3)
+		diffs, dist := x.rules.matcher.Distance(x.mreq, cassette.MatchRequest(c), 3)
 		kind, used := c.Kind == string(x.kind), x.tape.plays.isConsumed(c.ID)
 		closer := closest == nil || (kind && !bestKind) ||
 			(kind == bestKind && (dist.Closer(bestDist) || (dist == bestDist && !used && bestUsed)))

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -47,9 +49,9 @@ const (
 // and keeps beside its engines the fixtures of the calls it answered with,
 // by call id, for GET /_llmproxy/fixtures/{id}.
 type mocker struct {
-	engines map[string]*scenario.Engine
-	files   map[string]string // by scenario name, where known
-	names   []string          // sorted
+	// set is the scenarios served, replaced whole by POST
+	// /_llmproxy/scenarios and DELETE (see put and reset).
+	set atomic.Pointer[scenarioSet]
 
 	journal  *journal
 	log      *slog.Logger
@@ -60,6 +62,54 @@ type mocker struct {
 	mu       sync.Mutex
 	fixtures map[string][]byte
 	turns    map[string]*turn // by scenario and conversation, while in use
+}
+
+// scenarioSet is the scenarios mock serves by name; it is never changed
+// once stored, only replaced.
+type scenarioSet struct {
+	engines map[string]*scenario.Engine
+	files   map[string]string // by scenario name, where known
+	names   []string          // sorted
+}
+
+func newScenarioSet(engines map[string]*scenario.Engine, files map[string]string) *scenarioSet {
+	set := &scenarioSet{engines: engines, files: files}
+	for name := range engines {
+		set.names = append(set.names, name)
+	}
+	slices.Sort(set.names)
+	return set
+}
+
+// put serves e beside the scenarios served, in place of the one of its
+// name; file is where it was loaded from. Callers serialize puts and resets.
+func (m *mocker) put(e *scenario.Engine, file string) {
+	old := m.set.Load()
+	engines, files := maps.Clone(old.engines), maps.Clone(old.files)
+	if engines == nil {
+		engines = map[string]*scenario.Engine{}
+	}
+	if files == nil {
+		files = map[string]string{}
+	}
+	engines[e.Name()], files[e.Name()] = e, file
+	m.set.Store(newScenarioSet(engines, files))
+}
+
+// reset starts every conversation of the scenarios served over, and
+// returns how many scenarios there are.
+func (m *mocker) reset() (int, error) {
+	old := m.set.Load()
+	engines := make(map[string]*scenario.Engine, len(old.engines))
+	for name, e := range old.engines {
+		fresh, err := scenario.NewEngine(e.Scenario())
+		if err != nil {
+			return 0, fmt.Errorf("scenario %s: %w", name, err)
+		}
+		engines[name] = fresh
+	}
+	m.set.Store(newScenarioSet(engines, old.files))
+	return len(engines), nil
 }
 
 // turn lets one request of a conversation at a time be answered, so that a
@@ -73,22 +123,17 @@ type turn struct {
 // newMocker serves cfg's scenarios, logging to j and log, and redacting with
 // r what it reports of a request.
 func newMocker(cfg Config, j *journal, log *slog.Logger, r *cassette.Redactor) *mocker {
-	m := &mocker{engines: cfg.Scenarios, files: cfg.ScenarioFiles, journal: j, log: log, redactor: r,
+	m := &mocker{journal: j, log: log, redactor: r,
 		instant: cfg.Pace == PaceInstant, onMiss: cfg.OnMiss, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
-	for name := range m.engines {
-		m.names = append(m.names, name)
-	}
-	slices.Sort(m.names)
+	m.set.Store(newScenarioSet(cfg.Scenarios, cfg.ScenarioFiles))
 	return m
 }
 
 // checkSources checks that cfg names what its mode serves from: scenarios
-// in mock mode, else exactly one of a cassette and a cassette directory.
+// (none, until the API loads some) in mock mode, else at most one of a
+// cassette and a cassette directory (neither: only sessions serve).
 func checkSources(cfg Config) error {
 	if cfg.Mode == ModeMock {
-		if len(cfg.Scenarios) == 0 {
-			return fmt.Errorf("mock mode needs at least one scenario: %w", ErrConfig)
-		}
 		if cfg.Cassette != nil || cfg.CassetteDir != "" {
 			return fmt.Errorf("mock mode serves scenarios and takes no cassette: %w", ErrConfig)
 		}
@@ -102,8 +147,8 @@ func checkSources(cfg Config) error {
 	if len(cfg.Scenarios) > 0 {
 		return fmt.Errorf("scenarios are served only in mock mode, not %s: %w", cfg.Mode, ErrConfig)
 	}
-	if (cfg.Cassette == nil) == (cfg.CassetteDir == "") {
-		return fmt.Errorf("set exactly one of Cassette and CassetteDir: %w", ErrConfig)
+	if cfg.Cassette != nil && cfg.CassetteDir != "" {
+		return fmt.Errorf("set at most one of Cassette and CassetteDir: %w", ErrConfig)
 	}
 	return nil
 }
@@ -146,21 +191,33 @@ func turnKey(conv string, body []byte) string {
 	return "request\x00" + string(k[:])
 }
 
-// engine returns the engine a request names, or the message of a 400.
-func (m *mocker) engine(r *http.Request) (*scenario.Engine, string) {
+// noScenario is the miss of a request when mock serves no scenario.
+const noScenario = "llmproxy: no scenario: PUT /_llmproxy/session or POST /_llmproxy/scenarios to load one, or start mock with --scenario FILE"
+
+// engine returns the engine a request names (without the header: the
+// session's, if one is open, else the only scenario served), or the
+// message of a 400.
+func (m *mocker) engine(r *http.Request, se *session) (*scenario.Engine, string) {
+	set := m.set.Load()
 	name := r.Header.Get(ScenarioHeader)
 	if name == "" {
-		if len(m.names) == 1 {
-			return m.engines[m.names[0]], ""
+		if se != nil {
+			return se.engine.Load(), ""
+		}
+		switch len(set.names) {
+		case 0:
+			return nil, noScenario
+		case 1:
+			return set.engines[set.names[0]], ""
 		}
 		return nil, fmt.Sprintf("llmproxy: mock serves several scenarios (%s): name one with the %s header",
-			strings.Join(m.names, ", "), ScenarioHeader)
+			strings.Join(set.names, ", "), ScenarioHeader)
 	}
-	if e, ok := m.engines[name]; ok {
+	if e, ok := set.engines[name]; ok {
 		return e, ""
 	}
 	return nil, fmt.Sprintf("llmproxy: %s %q names no scenario served; the scenarios are: %s",
-		ScenarioHeader, name, strings.Join(m.names, ", "))
+		ScenarioHeader, name, strings.Join(set.names, ", "))
 }
 
 // mockExchange is one request mock mode is answering.
@@ -176,6 +233,7 @@ type mockExchange struct {
 	loggedPath string
 	conv       string
 	eng        *scenario.Engine
+	stats      *sessionStats // the session's, when it answers
 }
 
 // entry is the log entry of the exchange, ending now.
@@ -196,12 +254,19 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 
 // serve answers a request, whose body was read, from the scenario it
 // names.
-func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte) {
+func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte, se *session) {
 	// What mock reports of a request (answers, log lines, the journal) is
 	// redacted as replay's is; the engine reads the request as sent.
 	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body,
 		loggedPath: m.redactor.Path(rt.path), logged: m.redactor.Body(body), conv: r.Header.Get(ConversationHeader)}
-	eng, msg := m.engine(r)
+	eng, msg := m.engine(r, se)
+	if se != nil && r.Header.Get(ScenarioHeader) == "" {
+		x.stats = se.stats
+	}
+	if eng == nil && msg == noScenario {
+		m.miss(w, x, errors.New(strings.TrimPrefix(msg, "llmproxy: ")))
+		return
+	}
 	if eng == nil {
 		m.refuse(w, x, http.StatusBadRequest, msg)
 		return
@@ -254,6 +319,7 @@ func (m *mocker) refuse(w http.ResponseWriter, x *mockExchange, status int, msg 
 	if m.onMiss != nil {
 		m.onMiss(msg)
 	}
+	x.stats.miss(x.req.Method, cassette.ProxyPath(x.route.name, x.loggedPath), msg)
 	m.log.WarnContext(x.req.Context(), "refused", "api", string(x.kind), "method", x.req.Method, "path", cassette.ProxyPath(x.route.name, x.loggedPath), "status", status, "reason", msg)
 	m.journal.add(x.entry(status, "", msg))
 	failWith(w, x.kind, status, "invalid_request_error", msg)
@@ -263,14 +329,15 @@ func (m *mocker) refuse(w http.ResponseWriter, x *mockExchange, status int, msg 
 // scenario_miss and the engine's message, its key-shaped strings redacted.
 func (m *mocker) miss(w http.ResponseWriter, x *mockExchange, err error) {
 	msg := cassette.RedactKeysString("llmproxy: " + err.Error())
-	if !errors.Is(err, scenario.ErrMiss) {
+	if !errors.Is(err, scenario.ErrMiss) && x.eng != nil {
 		m.refuse(w, x, http.StatusBadRequest, msg)
 		return
 	}
 	if m.onMiss != nil {
 		m.onMiss(msg)
 	}
-	m.log.WarnContext(x.req.Context(), "miss", "scenario", x.eng.Name(), "conversation", x.conv, "reason", msg)
+	x.stats.miss(x.req.Method, cassette.ProxyPath(x.route.name, x.loggedPath), msg)
+	m.log.WarnContext(x.req.Context(), "miss", "conversation", x.conv, "reason", msg)
 	m.journal.add(x.entry(http.StatusBadRequest, "", msg))
 	w.Header().Set(MissHeader, "1")
 	failWith(w, x.kind, http.StatusBadRequest, "scenario_miss", msg)
@@ -385,6 +452,7 @@ func (m *mocker) commit(x *mockExchange, p *scenario.Pending, status int, delive
 	}
 	p.Commit()
 	m.keep(p)
+	x.stats.serve()
 	if m.log.Enabled(x.req.Context(), slog.LevelDebug) {
 		m.log.DebugContext(x.req.Context(), "mocked", "scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step, "api", string(x.kind), "status", status)
 	}
@@ -430,8 +498,9 @@ func (s *Server) UnusedSteps() map[string][]string {
 // scenarios whose steps were all reached are left out.
 func (m *mocker) unusedSteps() map[string][]string {
 	out := map[string][]string{}
-	for _, name := range m.names {
-		if u := m.engines[name].Unused(); len(u) > 0 {
+	set := m.set.Load()
+	for _, name := range set.names {
+		if u := set.engines[name].Unused(); len(u) > 0 {
 			out[name] = u
 		}
 	}
@@ -444,10 +513,11 @@ func (m *mocker) graphs() []view.Graph {
 	if m == nil {
 		return nil
 	}
-	out := make([]view.Graph, 0, len(m.names))
-	for _, name := range m.names {
-		e := m.engines[name]
-		out = append(out, view.ScenarioGraph(e.Scenario(), m.files[name], e.Answered()))
+	set := m.set.Load()
+	out := make([]view.Graph, 0, len(set.names))
+	for _, name := range set.names {
+		e := set.engines[name]
+		out = append(out, view.ScenarioGraph(e.Scenario(), set.files[name], e.Answered()))
 	}
 	return out
 }
@@ -461,8 +531,9 @@ func (m *mocker) handleUnused(w http.ResponseWriter, r *http.Request) {
 		Steps    []string `json:"steps"`
 	}
 	out := []unused{}
-	for _, name := range m.names {
-		steps := m.engines[name].Unused()
+	set := m.set.Load()
+	for _, name := range set.names {
+		steps := set.engines[name].Unused()
 		if steps == nil {
 			steps = []string{}
 		}

@@ -226,7 +226,7 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 		defer func() { <-stored }()
 	}
 	held := rec.held
-	commit(i, x.key, s.matcher.Shape(x.mreq), func(id uint64, err error) {
+	commit(i, x.key, x.rules.matcher.Shape(x.mreq), func(id uint64, err error) {
 		defer close(stored)
 		s.recording.give(held)
 		if err != nil {
@@ -235,12 +235,13 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 			s.failedUpstream(x, "cassette write failed: "+err.Error())
 			return
 		}
-		if delivered && s.cfg.Mode == ModeAuto {
+		if delivered && x.rules.mode == ModeAuto {
 			x.tape.plays.markConsumed(id)
 		}
 		if s.log.Enabled(x.req.Context(), slog.LevelInfo) {
 			s.log.InfoContext(x.req.Context(), "recorded", x.logArgs("interaction", id, "status", status, "ms", ms)...)
 		}
+		x.tape.stats.record()
 		s.journal.add(x.entry(id, "", status))
 	})
 }

@@ -29,10 +29,10 @@ func (s *Server) reroute(x *exchange) bool {
 	kind := wire.Detect(x.req.Method, rt.path)
 	mreq := *x.mreq
 	mreq.Upstream, mreq.Path, mreq.Kind = rt.name, s.redactor.Path(rt.path), string(kind)
-	if ids, err := x.tape.index.shape(s.matcher.Shape(&mreq)); err != nil || len(ids) == 0 {
+	if ids, err := x.tape.index.shape(x.rules.matcher.Shape(&mreq)); err != nil || len(ids) == 0 {
 		return false
 	}
-	key, err := s.matcher.Key(&mreq)
+	key, err := x.rules.matcher.Key(&mreq)
 	if err != nil {
 		return false
 	}

@@ -92,7 +92,7 @@ func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64
 		if len(t.ids) == 0 {
 			return nil
 		}
-		if p = x.tape.plays.try(t.ids, s.cfg.OnExhausted); p.wait != nil || p.exhausted {
+		if p = x.tape.plays.try(t.ids, x.rules.exhausted); p.wait != nil || p.exhausted {
 			t.wait, t.exhausted = p.wait, p.exhausted
 			return nil
 		}
@@ -147,6 +147,9 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.
 	e := x.entry(p.id, "", rep.Status)
 	e.Repeat, e.Incomplete = p.repeat, !delivered
 	s.journal.add(e)
+	if delivered {
+		x.tape.stats.serve()
+	}
 }
 
 // otherRecordings are the recordings of a request that has none under its

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -27,15 +28,20 @@ const DefaultReadTimeout = time.Minute
 
 // Config configures a Server. Zero values mean the documented defaults.
 type Config struct {
-	// Mode is replay (the zero value), record or auto.
+	// Mode is replay (the zero value), record or auto: the mode of every
+	// request, and the default of sessions (PUT /_llmproxy/session).
 	Mode Mode
-	// Cassette serves every request. Exactly one of Cassette and CassetteDir
-	// is set.
+	// Cassette serves every request that no session serves. At most one of
+	// Cassette and CassetteDir is set; with neither, only sessions serve.
 	Cassette *cassette.Cassette
 	// CassetteDir holds one cassette per test: the request header
 	// X-Llmproxy-Cassette: NAME picks DIR/NAME.cassette, opened on first use
 	// and shared by every request that names it.
 	CassetteDir string
+	// LockTimeout bounds the wait for another writer's lock on a cassette a
+	// session opens; zero means store.DefaultLockTimeout. Past it the
+	// session is refused (409).
+	LockTimeout time.Duration
 	// MaxOpenCassettes bounds the cassettes of CassetteDir kept open; zero
 	// means DefaultMaxOpenCassettes.
 	MaxOpenCassettes int
@@ -132,6 +138,9 @@ type Config struct {
 	// X-Llmproxy-Scenario header picks one when there are several). Mock
 	// mode takes no cassette.
 	Scenarios map[string]*scenario.Engine
+	// ToolNames names the preset calls of scenarios the API loads
+	// (scenario.Scenario.NameTools: mock's --map TOOL=PRESET).
+	ToolNames map[string]string
 	// ScenarioFiles names, by scenario name, the file each scenario was
 	// loaded from, which the web view's scenario page shows; a scenario
 	// missing from it (one built in Go) shows none.
@@ -142,7 +151,7 @@ type Config struct {
 type Server struct {
 	cfg       Config
 	upstreams map[string]*url.URL
-	matcher   *match.Matcher
+	rules     tapeRules // how requests are served outside a session
 	redactor  *cassette.Redactor
 	transport http.RoundTripper
 	log       *slog.Logger
@@ -159,6 +168,10 @@ type Server struct {
 	scratches     scratches
 	// explaining holds a token per miss being explained (see explainMiss).
 	explaining chan struct{}
+	// root is the directory session paths lie in (see sessionRoot); "" if
+	// it could not be had.
+	root     string
+	sessions sessions
 }
 
 // New checks cfg and builds a Server.
@@ -184,6 +197,7 @@ func New(cfg Config) (*Server, error) {
 	if s.ui, err = s.newUI(); err != nil {
 		return nil, err
 	}
+	s.root, _ = sessionRoot(s.cfg)
 	s.handler = s.cleanPaths(s.browserGuard(s.dispatch(s.routes())))
 	return s, nil
 }
@@ -237,7 +251,7 @@ func (s *Server) setMatching() error {
 	if s.openaiDefault {
 		s.cfg.Indexer = s.cfg.Indexer.DefaultRoute()
 	}
-	s.matcher = s.cfg.Indexer.Matcher()
+	s.rules = tapeRules{mode: s.cfg.Mode, exhausted: s.cfg.OnExhausted, matcher: s.cfg.Indexer.Matcher()}
 	return nil
 }
 
@@ -289,10 +303,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 
 // Close writes every recorded interaction whose response has ended (they
 // are written behind the responses, see writeBehind), then closes the
-// cassettes the server opened from CassetteDir. A Config.Cassette belongs
+// cassettes the server opened from CassetteDir and for the open session. A Config.Cassette belongs
 // to the caller and stays open: close it after Close. Call Close once the
 // HTTP server has stopped; a response that ends later is not recorded.
-func (s *Server) Close() error { return s.tapes.close() }
+func (s *Server) Close() error { return errors.Join(s.closeSession(), s.tapes.close()) }
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
@@ -304,6 +318,12 @@ func (s *Server) routes() *mux.Router {
 	api.Use(s.adminAuth)
 	api.HandleFunc("/health", s.handleHealth).Methods(http.MethodGet)
 	api.HandleFunc("/log", s.handleLog).Methods(http.MethodGet)
+	api.HandleFunc("/session", s.handleGetSession).Methods(http.MethodGet)
+	api.HandleFunc("/session", mutating(s.handlePutSession)).Methods(http.MethodPut)
+	api.HandleFunc("/session", mutating(s.handleDeleteSession)).Methods(http.MethodDelete)
+	api.HandleFunc("/scenarios", mutating(s.handlePostScenarios)).Methods(http.MethodPost)
+	api.HandleFunc("/scenarios", mutating(s.handleDeleteScenarios)).Methods(http.MethodDelete)
+	api.HandleFunc("/verify", s.handleVerify).Methods(http.MethodGet)
 	if s.mock != nil {
 		api.HandleFunc("/interactions", s.mock.handleInteractions).Methods(http.MethodGet)
 		api.HandleFunc("/unused", s.mock.handleUnused).Methods(http.MethodGet)

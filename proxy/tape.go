@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/match"
 )
 
 // tape is one cassette as this process uses it: the open cassette, its
@@ -28,6 +29,20 @@ type tape struct {
 	index  *index
 	writer *writeBehind
 	plays  *plays
+
+	// rules, when set, are how the tape's requests are served (a
+	// session's); nil means the server's. stats, when set, counts what a
+	// session's requests met.
+	rules *tapeRules
+	stats *sessionStats
+}
+
+// tapeRules are how the requests of a tape are served: the server's mode,
+// exhaustion policy and matcher, or those a session asked for.
+type tapeRules struct {
+	mode      Mode
+	exhausted Exhausted
+	matcher   *match.Matcher
 }
 
 // newTape is the tape of the cassette at path, not yet open.

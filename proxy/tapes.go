@@ -45,7 +45,7 @@ type tapeSet struct {
 func newTapeSet(cfg Config) (*tapeSet, error) {
 	ts := &tapeSet{
 		main: cfg.Cassette, dir: cfg.CassetteDir, indexer: cfg.Indexer, tapes: map[string]*tape{},
-		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, Version: cfg.Version, Overwrite: cfg.Overwrite && cfg.Mode == ModeRecord},
+		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, LockTimeout: cfg.LockTimeout, Version: cfg.Version, Overwrite: cfg.Overwrite && cfg.Mode == ModeRecord},
 		create: cfg.Mode != ModeReplay, max: cfg.MaxOpenCassettes, kept: map[string]*plays{},
 	}
 	if ts.max <= 0 {
@@ -336,8 +336,18 @@ func (e *nameError) Is(target error) bool { return target == ErrBadCassetteName 
 // failTape answers a proxied request whose cassette could not be had: a
 // bad name is a 400; a cassette that does not exist in replay is a miss,
 // since the request certainly has no recording; anything else is a 500.
-func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind, err error) {
+func (s *Server) failTape(w http.ResponseWriter, r *http.Request, kind wire.Kind, rt route, se *session, err error) {
 	switch {
+	case errors.Is(err, errNoSession):
+		s.missed(err.Error())
+		path := cassette.ProxyPath(rt.name, s.redactor.Path(rt.path))
+		if se != nil {
+			se.stats.miss(r.Method, path, err.Error())
+		}
+		s.journal.add(logged{LogEntry: LogEntry{Time: time.Now().UTC(), Method: r.Method, Path: s.redactor.Path(r.URL.EscapedPath()),
+			Kind: string(kind), Miss: err.Error(), Status: http.StatusBadRequest}})
+		w.Header().Set(MissHeader, "1")
+		failWith(w, kind, http.StatusBadRequest, "cassette_miss", err.Error())
 	case errors.Is(err, ErrBadCassetteName):
 		failWith(w, kind, http.StatusBadRequest, "invalid_request_error", err.Error())
 	case errors.Is(err, errNoCassette):

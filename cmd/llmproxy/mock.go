@@ -87,9 +87,6 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		c.listen = cr.listen(fs, c.listen)
 		stderr = syncWriter(stderr)
 	}
-	if len(c.scenarios) == 0 {
-		return usagef("mock: give at least one --scenario FILE (or %s)", envName("scenario"))
-	}
 	mapping, err := fixture.ParseMapping(c.mapSpecs)
 	if err != nil {
 		return usagef("mock: --map: %v", err)
@@ -118,9 +115,14 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 	if err := checkExposure(c.source("listen"), c.listen, c.adminToken); err != nil {
 		return err
 	}
-	if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios, mapping); err != nil {
-		return err
+	// Without --scenario, mock serves nothing until the API loads a
+	// scenario (PUT /_llmproxy/session, POST /_llmproxy/scenarios).
+	if len(c.scenarios) > 0 {
+		if cfg.Scenarios, cfg.ScenarioFiles, err = loadEngines(c.scenarios, mapping); err != nil {
+			return err
+		}
 	}
+	cfg.ToolNames = mapping
 	var rl *runLog
 	if cr != nil {
 		rl = &cr.log

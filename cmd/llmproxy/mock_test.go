@@ -94,7 +94,6 @@ func TestMockCommandUsage(t *testing.T) {
 		code int
 		says string
 	}{
-		{[]string{"mock"}, 2, "give at least one --scenario"},
 		{[]string{"mock", "--scenario", file, "--pace", "recorded"}, 2, `--pace "recorded": want scripted or instant`},
 		{[]string{"mock", "--scenario", file, "--cassette", "x"}, 2, "cassette"},
 		{[]string{"mock", "--scenario", file, "--scenario", same, "--listen", "127.0.0.1:0"}, 1, `scenario "quiz" is also`},

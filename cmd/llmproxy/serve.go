@@ -348,7 +348,7 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		Mode: c.mode, CassetteDir: c.cassetteDir, Latency: c.latency, MaxBody: c.maxBody,
 		MaxBodyTotal: c.maxBodyTotal, MaxResponse: c.maxResponse, Sync: c.sync,
 		UpstreamTimeout: c.upstreamTimeout, ReadTimeout: c.readTimeout, AdminToken: c.adminToken, Version: version,
-		Overwrite:    c.overwrite,
+		Overwrite: c.overwrite, LockTimeout: c.lockTimeout,
 		AllowOrigins: c.allowOrigins, MaxOpenCassettes: c.maxOpen,
 	}
 	var err error
