@@ -7,6 +7,7 @@
 // proxies live as long as the run, so a worker that ends leaves nothing
 // running, and the global teardown stops them all.
 
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { modeFromEnv, sdkEnv, startProxy } from './proxy.js';
 import { ControlClient } from './control.js';
@@ -29,6 +30,7 @@ export async function startPool({ count, root, env = process.env }) {
   if (!Number.isInteger(count) || count < 1) throw new Error(`llmproxy: a pool of ${count} proxies`);
   const mode = modeFromEnv(env);
   const cassetteDir = path.resolve(root, env.LLMPROXY_CASSETTE_DIR || '.');
+  await mkdir(cassetteDir, { recursive: true });
   /** @type {import('./proxy.js').Proxy[]} */
   const proxies = [];
   const stop = async () => {

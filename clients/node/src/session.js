@@ -64,7 +64,9 @@ export function missText(summary) {
  * @returns {string}
  */
 export function unusedText(summary) {
-  const unused = summary.unused ?? [];
+  // What the session recorded is not unused: only the interactions it
+  // started with count.
+  const unused = (summary.unused ?? []).filter((u) => u.id <= (summary.interactions ?? 0));
   if (unused.length === 0) return '';
   const items = unused.map((u) => `  #${u.id} ${u.method} ${u.path}: ${u.summary}`);
   return [`llmproxy: ${unused.length} recorded interaction(s) of ${summary.cassette} were not used by this test:`, ...items].join('\n');

@@ -139,3 +139,16 @@ test('TestSessions: a miss fails the test with its difference; overlapping tests
   assert.equal(await s.end(), '', 'a test with no request passes');
   assert.equal(await s.end(), '', 'end without begin is nothing');
 });
+
+test('node:test helper: a swallowed miss fails its test, a test without requests passes', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const file = fileURLToPath(new URL('./nodefixture/swallowed.js', import.meta.url));
+  const env = fakeEnv({ LLMPROXY_MODE: 'replay' });
+  delete env.NODE_TEST_CONTEXT; // a run of its own, not a subtest of this one
+  const r = spawnSync(process.execPath, ['--test', '--test-reporter=tap', file], { env, encoding: 'utf8', timeout: 60_000 });
+  assert.equal(r.status, 1, r.stdout + r.stderr);
+  assert.match(r.stdout, /not ok 1 - swallows a miss/);
+  assert.match(r.stdout, /1 request of this test missed its cassette \/nonexistent\/cassettes\/test\/nodefixture\/swallowed\/swallows_a_miss\.cassette/);
+  assert.match(r.stdout, /ok 2 - makes no request/);
+  assert.doesNotMatch(r.stdout, /not ok 2/);
+});
