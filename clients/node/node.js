@@ -11,6 +11,7 @@
 // directory (where `node --test` runs); the mode is LLMPROXY_MODE (replay
 // unless set). The proxy is stopped when the process exits.
 
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
 import { modeFromEnv, sdkEnv, startProxy } from './src/proxy.js';
@@ -19,8 +20,11 @@ import { cassettePath, TestSessions } from './src/session.js';
 const root = process.cwd();
 const mode = modeFromEnv();
 
+const cassetteDir = path.resolve(root, process.env.LLMPROXY_CASSETTE_DIR || '.');
+await mkdir(cassetteDir, { recursive: true });
+
 /** The proxy of this test process. */
-export const proxy = await startProxy({ mode, cassetteDir: path.resolve(root, process.env.LLMPROXY_CASSETTE_DIR || '.') });
+export const proxy = await startProxy({ mode, cassetteDir });
 
 /** Its control client: verify, scenarios and sessions by hand. */
 export const control = proxy.control;
@@ -36,7 +40,12 @@ beforeEach(async (t) => {
   await sessions.begin(cassettePath(root, file, name), name);
 });
 
-afterEach(async () => {
+afterEach(async (t) => {
   const failure = await sessions.end();
-  if (failure) throw new Error(failure);
+  if (!failure) return;
+  // node:test reports one error a test: when the test failed already (the
+  // SDK's error on the miss), this hook's error is dropped, so the misses
+  // go to the test's diagnostics too.
+  t.diagnostic(failure);
+  throw new Error(failure);
 });
