@@ -3,7 +3,7 @@
 // misses into the test's failure.
 
 import { createHash } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /** The longest file name a test's name becomes, before its hash is appended. */
@@ -52,7 +52,9 @@ export function cassettePath(root, testFile, fullName) {
 export function missText(summary) {
   const missed = summary.missed ?? [];
   if (missed.length === 0) return '';
-  const n = missed.length === 1 ? '1 request' : `${missed.length} requests`;
+  // The proxy keeps the first misses of a session; missed_total counts all.
+  const total = Math.max(summary.missed_total ?? 0, missed.length);
+  const n = (total === 1 ? '1 request' : `${total} requests`) + (total > missed.length ? ` (the first ${missed.length} below)` : '');
   const lines = [`llmproxy: ${n} of this test missed its cassette ${summary.cassette ?? summary.scenario ?? ''} (mode ${summary.mode}):`];
   for (const m of missed) lines.push('', `${m.method} ${m.path}`, m.message);
   return lines.join('\n');
@@ -126,6 +128,7 @@ export class TestSessions {
     if (!summary) return '';
     if (summary.cassette && summary.interactions === 0 && summary.recorded === 0) {
       await rm(summary.cassette, { force: true });
+      await rmdir(path.dirname(summary.cassette)).catch(() => {}); // only when empty
     }
     const failure = [missText(summary)];
     const unused = unusedText(summary);
