@@ -119,16 +119,8 @@ func (s *Server) handlePutSession(w http.ResponseWriter, r *http.Request) {
 	}
 	se, err := open()
 	if err != nil {
-		status, typ := http.StatusInternalServerError, "cassette_error"
-		switch {
-		case isLocked(err):
-			status, typ = http.StatusConflict, "cassette_locked"
-		case errors.Is(err, errSessionPath):
-			status, typ = http.StatusBadRequest, "bad_cassette_path"
-		case errors.Is(err, scenario.ErrInvalid):
-			status, typ = http.StatusBadRequest, "scenario_invalid"
-		}
-		writeJSON(w, status, map[string]any{"error": map[string]any{"type": typ, "message": err.Error()}, "ended": ended})
+		status, typ, msg := controlFailure(err)
+		writeJSON(w, status, map[string]any{"error": map[string]any{"type": typ, "message": msg}, "ended": ended})
 		return
 	}
 	s.sessions.next++
@@ -278,18 +270,26 @@ func (s *Server) openScenarioSession(spec *sessionSpec) (*session, error) {
 	return se, nil
 }
 
+// controlFailure is the status, type and message of a failed scenario
+// load or session open.
+func controlFailure(err error) (status int, typ, msg string) {
+	switch {
+	case isLocked(err):
+		return http.StatusConflict, "cassette_locked", err.Error()
+	case errors.Is(err, errSessionPath):
+		return http.StatusBadRequest, "bad_cassette_path", err.Error()
+	case errors.Is(err, scenario.ErrInvalid):
+		return http.StatusBadRequest, "scenario_invalid", "llmproxy: the scenario does not load, nothing replaced:\n" + err.Error()
+	case errors.Is(err, errBadControl):
+		return http.StatusBadRequest, "invalid_request_error", err.Error()
+	}
+	return http.StatusInternalServerError, "cassette_error", err.Error()
+}
+
 // controlError answers a failed scenario load or session open.
 func controlError(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, errSessionPath):
-		apiError(w, http.StatusBadRequest, "bad_cassette_path", err.Error())
-	case errors.Is(err, scenario.ErrInvalid):
-		apiError(w, http.StatusBadRequest, "scenario_invalid", "llmproxy: the scenario does not load, nothing replaced:\n"+err.Error())
-	case errors.Is(err, errBadControl):
-		apiError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
-	default:
-		apiError(w, http.StatusInternalServerError, "internal_error", err.Error())
-	}
+	status, typ, msg := controlFailure(err)
+	apiError(w, status, typ, msg)
 }
 
 // handlePostScenarios loads a scenario into mock, beside those served or

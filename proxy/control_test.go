@@ -275,8 +275,17 @@ func TestMockSessions(t *testing.T) {
 	if status, out := c.call(http.MethodPost, "/_llmproxy/scenarios", `{"scenario":"../quiz.yaml"}`); status != 400 || field(out, "error", "type") != "bad_cassette_path" {
 		t.Errorf("POST a file outside: %d %v", status, out)
 	}
-	if status, out := c.call(http.MethodPost, "/_llmproxy/scenarios", `{"scenario":"missing.yaml"}`); status != 400 {
-		t.Errorf("POST a missing file: %d %v", status, out)
+	for _, method := range []string{http.MethodPost, http.MethodPut} {
+		path := map[string]string{http.MethodPost: "/_llmproxy/scenarios", http.MethodPut: "/_llmproxy/session"}[method]
+		if status, out := c.call(method, path, `{"scenario":"missing.yaml"}`); status != 400 || field(out, "error", "type") != "invalid_request_error" {
+			t.Errorf("%s a missing file: %d %v", method, status, out)
+		}
+		if status, out := c.call(method, path, `{"scenario":"bad.yaml"}`); status != 400 || !strings.Contains(field(out, "error", "message").(string), "bad.yaml:5") {
+			t.Errorf("%s a bad file: %d %v", method, status, out)
+		}
+		if status, out := c.call(method, path, `{"scenario":42}`); status != 400 || field(out, "error", "type") != "invalid_request_error" {
+			t.Errorf("%s a number: %d %v", method, status, out)
+		}
 	}
 	conv := []string{proxy.ConversationHeader, "c1"}
 	if _, text := c.ask(0, conv...); text != "let me look" {

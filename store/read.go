@@ -236,6 +236,12 @@ func (t *Tx) Get(id uint64) (v []byte, err error) {
 
 // Len is the number of interactions.
 func (s *Store) Len() (int, error) {
+	if s.values != nil {
+		// A read-only store's file does not change while it is open: its
+		// open walk found every interaction, and Stats, which visits every
+		// page again, cost 1.7 ms at 1 000 interactions.
+		return s.values.count, nil
+	}
 	var n int
 	err := s.view("read", func(tx *bolt.Tx) error {
 		n = tx.Bucket(bucketInteractions).Stats().KeyN

@@ -29,6 +29,8 @@ type valueTable struct {
 	// pageBytes is the size of the interactions bucket's pages, which
 	// reads by the table leave unmapped.
 	pageBytes int64
+	// count is the number of interactions.
+	count int
 }
 
 // maxSparseIDs is how many more slots than values a table may hold: a file
@@ -49,7 +51,7 @@ func newValueTable(places []valuePlace) *valueTable {
 	if last >= uint64(2*len(places)+maxSparseIDs) {
 		return nil
 	}
-	t := &valueTable{off: make([]int64, last+1), n: make([]uint32, last+1)}
+	t := &valueTable{off: make([]int64, last+1), n: make([]uint32, last+1), count: len(places)}
 	for _, p := range places {
 		t.off[p.id], t.n[p.id] = p.off, p.n
 	}
