@@ -18,6 +18,8 @@ export const stopKey = Symbol.for('@llmproxy/test/jest/stop');
  * @param {{maxWorkers: number, rootDir: string}} globalConfig
  */
 export default async function globalSetup(globalConfig) {
+  // With several jest projects each runs this: the first pool serves all.
+  if (/** @type {any} */ (globalThis)[stopKey]) return;
   const { info, stop } = await startPool({ count: Math.max(1, globalConfig.maxWorkers || 1), root: globalConfig.rootDir });
   // jest runs globalSetup and globalTeardown in one context, and starts its
   // workers after this with this process's environment.

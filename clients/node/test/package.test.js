@@ -152,3 +152,20 @@ test('node:test helper: a swallowed miss fails its test, a test without requests
   assert.match(r.stdout, /ok 2 - makes no request/);
   assert.doesNotMatch(r.stdout, /not ok 2/);
 });
+
+test('the pool: a worker beyond the proxies started, and no global setup', async () => {
+  const { poolFromEnv, workerSessions } = await import('../src/pool.js');
+  assert.throws(() => poolFromEnv({}), /LLMPROXY_TEST_POOL is not set: the runner's global setup/);
+  const info = { urls: ['http://127.0.0.1:9'], root: '/p', mode: 'replay' };
+  assert.throws(() => workerSessions(info, '3', 'VITEST_POOL_ID'),
+    /this worker is VITEST_POOL_ID=3 but the global setup started 1 proxies/);
+});
+
+test('vitest workerCount follows the pool options, maxWorkers and file parallelism', async () => {
+  const { workerCount } = await import('../vitest/global-setup.js');
+  assert.equal(workerCount({ pool: 'threads', maxWorkers: 3 }), 3);
+  assert.equal(workerCount({ pool: 'threads', maxWorkers: 3, poolOptions: { threads: { maxThreads: 5 } } }), 5);
+  assert.equal(workerCount({ pool: 'forks', maxWorkers: 3, fileParallelism: false }), 1);
+  assert.equal(workerCount({ pool: 'threads', poolOptions: { threads: { singleThread: true } } }), 1);
+  assert.ok(workerCount({}) >= 1);
+});
