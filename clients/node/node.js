@@ -1,11 +1,18 @@
-// node:test helper: importing it starts one llmproxy for this test file's
+// node:test helper: loading it starts one llmproxy for this test file's
 // process (node --test runs each file in its own process), points the SDKs
 // at it, and gives each test of the file its own cassette session:
 // cassettes/<test file without extension>/<test name>.cassette. A request
 // that missed fails its test with the proxy's difference.
 //
-//   import { proxy } from '@llmproxy/test/node';   // first, before the SDKs are used
-//   import OpenAI from 'openai';
+//   node --import @llmproxy/test/node --test      // every test file, before it loads
+//
+// or, in a test file whose modules build no SDK client while they load:
+//
+//   import '@llmproxy/test/node';
+//
+// (An ES module's imports are evaluated in order, but one does not wait for
+// an earlier one's top-level await: the variables are set in time for code
+// that runs in a test, not for a sibling module's top level. --import waits.)
 //
 // The proxy's cassette directory is LLMPROXY_CASSETTE_DIR, else the working
 // directory (where `node --test` runs); the mode is LLMPROXY_MODE (replay

@@ -132,7 +132,9 @@ var pluginRunners = []pluginRunner{
 	{
 		name: "node",
 		args: func(string, string) []string {
-			return []string{"node", "--test", "--test-reporter=tap", "node/"}
+			// node/openai.test.js imports the helper, node/anthropic.test.js
+			// relies on --import.
+			return []string{"node", "--import", "@llmproxy/test/node", "--test", "--test-reporter=tap", "node/"}
 		},
 		outcomes: tapOutcomes,
 	},

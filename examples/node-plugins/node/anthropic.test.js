@@ -1,4 +1,5 @@
-import '@llmproxy/test/node';
+// No import of @llmproxy/test/node: `node --import @llmproxy/test/node --test`
+// (the test:node script) loads it before this file.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { askAnthropic, trace } from '../clients.js';
