@@ -169,3 +169,40 @@ test('vitest workerCount follows the pool options, maxWorkers and file paralleli
   assert.equal(workerCount({ pool: 'threads', poolOptions: { threads: { singleThread: true } } }), 1);
   assert.ok(workerCount({}) >= 1);
 });
+
+test('TestSessions: unused interactions warn or fail; an empty cassette is removed, a full one kept', async () => {
+  const { mkdtemp, writeFile, access } = await import('node:fs/promises');
+  const os = await import('node:os');
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'llmproxy-test-'));
+  let summary;
+  const control = /** @type {any} */ ({
+    putSession: async () => ({ session: {}, ended: null }),
+    deleteSession: async () => summary,
+  });
+  const unused = [{ id: 1, method: 'POST', path: '/v1/messages', summary: 'interaction 1' }, { id: 2, method: 'POST', path: '/v1/messages', summary: 'recorded now' }];
+  const warned = [];
+  const warn = (w) => warned.push(w);
+
+  summary = { mode: 'auto', cassette: path.join(dir, 'full.cassette'), interactions: 1, recorded: 1, missed: [], unused };
+  await writeFile(summary.cassette, 'x');
+  const s = new TestSessions({ control, mode: 'auto', warn });
+  await s.begin('c', 't');
+  assert.equal(await s.end(), '');
+  assert.equal(warned.length, 1);
+  assert.match(warned[0], /1 recorded interaction\(s\) of .*full\.cassette were not used by this test:\n  #1 POST \/v1\/messages: interaction 1$/);
+  await access(summary.cassette);
+
+  const strict = new TestSessions({ control, mode: 'auto', warn, failOnUnused: true });
+  await strict.begin('c', 't');
+  assert.match(await strict.end(), /were not used by this test/);
+  assert.equal(warned.length, 1, 'failOnUnused fails instead of warning');
+
+  summary = { mode: 'record', cassette: path.join(dir, 'sub', 'empty.cassette'), interactions: 0, recorded: 0, missed: [], unused: [] };
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(path.dirname(summary.cassette));
+  await writeFile(summary.cassette, 'x');
+  await s.begin('c', 't');
+  assert.equal(await s.end(), '');
+  await assert.rejects(access(summary.cassette), /ENOENT/, 'the empty cassette is gone');
+  await assert.rejects(access(path.dirname(summary.cassette)), /ENOENT/, 'and its emptied directory');
+});
