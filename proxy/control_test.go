@@ -250,8 +250,15 @@ func TestMockSessions(t *testing.T) {
 	if status, out := c.call(http.MethodPut, "/_llmproxy/session", `{"cassette":"a.cassette"}`); status != 400 {
 		t.Errorf("a cassette in mock: %d %v", status, out)
 	}
+	out = c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", `{"scenario":{"version":1,"name":"j","steps":[{"respond":{"text":"from JSON"}}]}}`)
+	if field(out, "ended", "served") != 1.0 || len(field(out, "ended", "unused").([]any)) != 2 || field(out, "ended", "unused_total") != 2.0 {
+		t.Errorf("the first session's summary: %v", out)
+	}
+	if _, text := c.ask(0); text != "from JSON" {
+		t.Fatalf("a JSON scenario answered %q", text)
+	}
 	out = c.mustCall(http.StatusOK, http.MethodDelete, "/_llmproxy/session", "")
-	if field(out, "ended", "served") != 1.0 || len(field(out, "ended", "unused").([]any)) != 2 {
+	if field(out, "ended", "served") != 1.0 || field(out, "ended", "scenario") != "inline" {
 		t.Errorf("DELETE: %v", out)
 	}
 

@@ -337,7 +337,11 @@ func (m *mocker) miss(w http.ResponseWriter, x *mockExchange, err error) {
 		m.onMiss(msg)
 	}
 	x.stats.miss(x.req.Method, cassette.ProxyPath(x.route.name, x.loggedPath), msg)
-	m.log.WarnContext(x.req.Context(), "miss", "conversation", x.conv, "reason", msg)
+	scenarioName := ""
+	if x.eng != nil {
+		scenarioName = x.eng.Name()
+	}
+	m.log.WarnContext(x.req.Context(), "miss", "scenario", scenarioName, "conversation", x.conv, "reason", msg)
 	m.journal.add(x.entry(http.StatusBadRequest, "", msg))
 	w.Header().Set(MissHeader, "1")
 	failWith(w, x.kind, http.StatusBadRequest, "scenario_miss", msg)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,8 +261,6 @@ func TestSessionSwitchesCassettes(t *testing.T) {
 	}
 }
 
-var _ = sync.Mutex{}
-
 // TestSessionSwitchUnderLoad switches the session 50 times across 50
 // cassettes, each answering every question with its own tag, while 8
 // clients ask continuously. Each answer must come from a session open at
@@ -445,5 +444,72 @@ func TestSessionRecordSwitchUnderLoad(t *testing.T) {
 	}
 	if total != got+switches {
 		t.Errorf("the cassettes hold %d interactions; the clients got %d answers", total, got+switches)
+	}
+}
+
+// TestSessionInFlightKeepsItsCassette: a request under way when the
+// session switches is answered and recorded on the cassette it started
+// with, and the PUT that ended its session answers once it is written.
+func TestSessionInFlightKeepsItsCassette(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var seen atomic.Int32
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if seen.Add(1) == 1 { // only the first request waits
+			close(arrived)
+			<-release
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(chatAnswer("upstream saw "+string(b), "", ""))
+	}))
+	t.Cleanup(up.Close)
+	c := startCtl(t, proxy.ModeRecord, up.URL)
+	a := c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", `{"cassette":"a.cassette"}`)
+	slow := make(chan string, 1)
+	go func() {
+		_, text, err := askURL(c.url, 1)
+		if err != nil {
+			text = err.Error()
+		}
+		slow <- text
+	}()
+	<-arrived
+	switched := make(chan map[string]any, 1)
+	go func() {
+		_, out := c.call(http.MethodPut, "/_llmproxy/session", `{"cassette":"b.cassette"}`)
+		switched <- out
+	}()
+	for { // until b is the session: from then on, new requests go to b
+		now := c.mustCall(http.StatusOK, http.MethodGet, "/_llmproxy/session", "")
+		if id := field(now, "session", "id"); id != nil && id != field(a, "session", "id") {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, text := c.ask(2); !strings.Contains(text, "question 2") {
+		t.Fatalf("b answered %q", text)
+	}
+	close(release)
+	if text := <-slow; !strings.Contains(text, "question 1") {
+		t.Fatalf("the request in flight got %q", text)
+	}
+	out := <-switched
+	if field(out, "ended", "recorded") != 1.0 || !strings.HasSuffix(field(out, "ended", "cassette").(string), "a.cassette") {
+		t.Fatalf("a's summary: %v", out)
+	}
+	out = c.mustCall(http.StatusOK, http.MethodDelete, "/_llmproxy/session", "")
+	if field(out, "ended", "recorded") != 1.0 {
+		t.Fatalf("b's summary: %v", out)
+	}
+	for name, want := range map[string]string{"a": "question 1", "b": "question 2"} {
+		cs, err := cassette.Open(filepath.Join(c.dir, name+".cassette"), cassette.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := cs.All()
+		cs.Close()
+		if err != nil || len(all) != 1 || !strings.Contains(string(all[0].Request.Body), want) {
+			t.Errorf("%s.cassette holds %d interactions (%v), want one of %s", name, len(all), err, want)
+		}
 	}
 }
