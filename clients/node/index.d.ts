@@ -41,11 +41,12 @@ export interface Miss {
   message: string;
 }
 
-/** An interaction the session never served. */
+/** An interaction the session never served (id, method, path), or a scenario's step never reached (step). */
 export interface Unused {
-  id: number;
-  method: string;
-  path: string;
+  id?: number;
+  method?: string;
+  path?: string;
+  step?: string;
   summary: string;
 }
 
@@ -57,6 +58,8 @@ export interface Summary extends Session {
   /** All misses, when missed holds only the first ones. */
   missed_total?: number;
   unused: Unused[];
+  /** All unused, when unused holds only the first ones. */
+  unused_total?: number;
   ended: string;
 }
 

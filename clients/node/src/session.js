@@ -67,11 +67,13 @@ export function missText(summary) {
  */
 export function unusedText(summary) {
   // What the session recorded is not unused: only the interactions it
-  // started with count.
-  const unused = (summary.unused ?? []).filter((u) => u.id <= (summary.interactions ?? 0));
+  // started with count. A scenario's unused are steps, with no id.
+  const unused = (summary.unused ?? []).filter((u) => typeof u.id !== 'number' || u.id <= (summary.interactions ?? 0));
   if (unused.length === 0) return '';
-  const items = unused.map((u) => `  #${u.id} ${u.method} ${u.path}: ${u.summary}`);
-  return [`llmproxy: ${unused.length} recorded interaction(s) of ${summary.cassette} were not used by this test:`, ...items].join('\n');
+  const items = unused.map((u) => (typeof u.id === 'number' ? `  #${u.id} ${u.method} ${u.path}: ${u.summary}` : `  step ${u.step}: ${u.summary}`));
+  const what = summary.cassette ?? summary.scenario;
+  const more = (summary.unused_total ?? 0) > (summary.unused ?? []).length ? ` (${summary.unused_total} in all)` : '';
+  return [`llmproxy: ${unused.length} recorded interaction(s) or step(s) of ${what} were not used by this test${more}:`, ...items].join('\n');
 }
 
 /**

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import {
   cassettePath, ControlClient, ControlError, findBinary, missText, modeFromEnv, placeholderKey, sanitize, sdkEnv,
-  startProxy, TestSessions,
+  startProxy, TestSessions, unusedText,
 } from '../index.js';
 
 const fake = fileURLToPath(new URL('./fake-llmproxy.js', import.meta.url));
@@ -59,6 +59,11 @@ test('sdkEnv', () => {
   assert.equal(got.OPENAI_API_KEY, undefined, 'a key the environment has is kept');
   assert.equal(got.ANTHROPIC_API_KEY, placeholderKey);
   assert.equal(sdkEnv('http://h:1').ANTHROPIC_API_KEY, undefined, 'no placeholders unless asked');
+});
+
+test('unusedText names a scenario\'s steps', () => {
+  const text = unusedText({ mode: 'mock', scenario: 'quiz.yaml', interactions: 2, unused: [{ step: 'never', summary: 'step never never reached' }], unused_total: 3 });
+  assert.match(text, /1 recorded interaction\(s\) or step\(s\) of quiz\.yaml were not used by this test \(3 in all\):\n  step never: step never never reached/);
 });
 
 test('missText lists each miss with its message', () => {
@@ -189,7 +194,7 @@ test('TestSessions: unused interactions warn or fail; an empty cassette is remov
   await s.begin('c', 't');
   assert.equal(await s.end(), '');
   assert.equal(warned.length, 1);
-  assert.match(warned[0], /1 recorded interaction\(s\) of .*full\.cassette were not used by this test:\n  #1 POST \/v1\/messages: interaction 1$/);
+  assert.match(warned[0], /1 recorded interaction\(s\) or step\(s\) of .*full\.cassette were not used by this test:\n  #1 POST \/v1\/messages: interaction 1$/);
   await access(summary.cassette);
 
   const strict = new TestSessions({ control, mode: 'auto', warn, failOnUnused: true });
