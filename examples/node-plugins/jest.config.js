@@ -1,0 +1,7 @@
+export default {
+  testMatch: ['<rootDir>/jest/**/*.test.js'],
+  transform: {},
+  globalSetup: '@llmproxy/test/jest/global-setup',
+  globalTeardown: '@llmproxy/test/jest/global-teardown',
+  setupFilesAfterEnv: ['@llmproxy/test/jest/setup'],
+};
