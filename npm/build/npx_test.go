@@ -138,7 +138,8 @@ func (e npxEnv) project(t *testing.T, tarballs ...string) string {
 // with no go reachable runs `npx llmproxy version`, a record and a replay
 // wrapped around a node client that asks OPENAI_BASE_URL with fetch, CMD's
 // exit code, the launcher's signals, and the launcher's errors: no
-// platform package, a platform without one, a bad LLMPROXY_BIN.
+// platform package, a platform without one, a bad LLMPROXY_BIN. The
+// build's wheel, installed with pip, runs too.
 func TestNpxWithoutGo(t *testing.T) {
 	e := newNpxEnv(t)
 	host, err := hostPlatform()
@@ -152,7 +153,7 @@ func TestNpxWithoutGo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
-	r, err := build(ctx, options{Root: root, Out: filepath.Join(t.TempDir(), "dist"), Version: npxVersion, Platforms: []platform{host}, Pack: true, Log: &log})
+	r, err := build(ctx, options{Root: root, Out: filepath.Join(t.TempDir(), "dist"), Version: npxVersion, Platforms: []platform{host}, Pack: true, Wheels: true, Log: &log})
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, log.String())
 	}
@@ -220,6 +221,38 @@ func TestNpxWithoutGo(t *testing.T) {
 	})
 
 	t.Run("bad launches", func(t *testing.T) { testBadLaunches(t, e, proj, launcher) })
+
+	t.Run("wheel", func(t *testing.T) { testWheel(t, e, r.Wheels[host.String()]) })
+}
+
+// testWheel installs the wheel with Debian's pip, from the file alone, into
+// a fresh prefix, and runs the llmproxy command it installed.
+func testWheel(t *testing.T, e npxEnv, whl string) {
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-m", "pip", "--version").Run(); err != nil {
+		skipExample(t, python+" -m pip does not run (apt-get install python3-pip): "+err.Error())
+	}
+	prefix := t.TempDir()
+	cmd := exec.Command(python, "-m", "pip", "install", "--no-deps", "--prefix", prefix, whl)
+	cmd.Env = append(append([]string(nil), e.env...), "PIP_NO_INDEX=1", "PIP_NO_CACHE_DIR=1", "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_ROOT_USER_ACTION=ignore")
+	if code, stdout, stderr := runCmd(t, cmd); code != 0 {
+		t.Fatalf("pip install %s: exit %d\n%s%s", whl, code, stdout, stderr)
+	}
+	// Debian's pip puts scripts in PREFIX/local/bin, others in PREFIX/bin.
+	var installed []string
+	for _, dir := range []string{"bin", "local/bin"} {
+		if executableIn(filepath.Join(prefix, dir), "llmproxy") {
+			installed = append(installed, filepath.Join(prefix, dir, "llmproxy"))
+		}
+	}
+	if len(installed) != 1 {
+		t.Fatalf("pip installed the llmproxy command %d times in %s/{bin,local/bin}; want once", len(installed), prefix)
+	}
+	cmd = exec.Command(installed[0], "version")
+	cmd.Env = e.env
+	if code, stdout, stderr := runCmd(t, cmd); code != 0 || stdout != "llmproxy "+npxVersion+"\n" {
+		t.Errorf("%s version: exit %d, stdout %q, stderr %q", installed[0], code, stdout, stderr)
+	}
 }
 
 // testSignals checks that the launcher passes SIGINT, SIGTERM and SIGHUP on
