@@ -193,3 +193,29 @@ func TestPEP440(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossCompile builds ./cmd/llmproxy as the release does for two
+// platforms unlike the host, Windows (no process groups, .exe) and macOS
+// on arm64, and checks the binaries. The release builds all six; a test
+// builds two, since each platform compiles every package afresh (20-40 s
+// of CPU) and CI's time matters.
+func TestCrossCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles llmproxy twice")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"windows/amd64", "darwin/arm64"} {
+		p, _ := findPlatform(name)
+		bin := filepath.Join(t.TempDir(), p.exe())
+		o := options{Root: root, Version: "v0.0.0-cross.1"}
+		if err := goBuild(context.Background(), o, p, bin); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkBinary(bin, p, o.Version); err != nil {
+			t.Error(err)
+		}
+	}
+}
