@@ -51,14 +51,20 @@ function binary() {
 // run starts bin with this process's arguments and stdio, passes the
 // forwarded signals on, and ends as it ends.
 function run(bin) {
-  const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit', windowsHide: true });
   // Only where there are signals to send: on Windows, Ctrl-C reaches every
   // process of the console, the child included.
   const forwarded = process.platform === 'win32' ? [] : ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  // The handlers are in place before the child starts: a signal sent the
+  // moment it runs must reach it, not end this process and leave it behind.
+  let child = null;
+  const early = [];
   const pass = (signal) => {
-    child.kill(signal);
+    if (child) child.kill(signal);
+    else early.push(signal);
   };
   for (const signal of forwarded) process.on(signal, pass);
+  child = spawn(bin, process.argv.slice(2), { stdio: 'inherit', windowsHide: true });
+  for (const signal of early) child.kill(signal);
   child.on('error', (err) => fail(`cannot run ${bin}: ${err.message}`));
   child.on('exit', (code, signal) => {
     for (const s of forwarded) process.off(s, pass);
