@@ -11,9 +11,24 @@ import (
 // binary, or a build outside version control.
 const fallbackVersion = "0.1.0-dev"
 
+// stampedVersion is the version a release build sets with
+// -ldflags "-X main.stampedVersion=v1.2.3" (npm/build does); empty in
+// other builds.
+var stampedVersion string
+
 // version is llmproxy's version, printed by `llmproxy version` and stamped
-// into new cassettes' metadata.
-var version = buildVersion(debug.ReadBuildInfo())
+// into new cassettes' metadata: the stamped one, else the build
+// information's.
+var version = stampedOr(stampedVersion, debug.ReadBuildInfo)
+
+// stampedOr is stamped, or when that is empty the version of the build
+// information that info returns.
+func stampedOr(stamped string, info func() (*debug.BuildInfo, bool)) string {
+	if stamped != "" {
+		return stamped
+	}
+	return buildVersion(info())
+}
 
 // buildVersion is the main module's version in the build information: the
 // tag that `go install …@v1.2.3` built, or the pseudo-version (commit time

@@ -24,6 +24,20 @@ func TestBuildVersion(t *testing.T) {
 	}
 }
 
+// TestStampedOr: a version stamped with -ldflags -X wins over the build
+// information's, which is read only when none is stamped.
+func TestStampedOr(t *testing.T) {
+	tagged := func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, true
+	}
+	if got := stampedOr("v9.8.7", tagged); got != "v9.8.7" {
+		t.Errorf("stampedOr(v9.8.7) = %q, want the stamped v9.8.7", got)
+	}
+	if got := stampedOr("", tagged); got != "v1.2.3" {
+		t.Errorf("stampedOr(\"\") = %q, want the build information's v1.2.3", got)
+	}
+}
+
 // TestVersion: `llmproxy version`, --version and -version print the version.
 func TestVersion(t *testing.T) {
 	for _, arg := range []string{"version", "--version", "-version"} {
