@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -73,13 +72,11 @@ type (
 	}
 )
 
-// cassetteConv is one recorded conversation: its steps, and what the next
-// request of it starts with.
+// cassetteConv is one recorded conversation (as Threads groups them): its
+// steps, and the calls its last answer made.
 type cassetteConv struct {
-	steps      []int             // indexes into the scenario's steps
-	turns      []json.RawMessage // the last request's turns, compacted
-	responseID string            // the last answer's Responses id
-	calls      map[string]string // the last answer's calls: function name by call id
+	steps []int             // indexes into the scenario's steps
+	calls map[string]string // the last answer's calls: function name by call id
 }
 
 // FromCassette writes, as a scenario file, a scenario that answers the
@@ -112,6 +109,7 @@ func FromCassette(c *cassette.Cassette, file string) ([]byte, error) {
 func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 	s := &fileScenario{Version: 1, Name: name, Fixtures: map[string]fileFixture{}}
 	var convs []*cassetteConv
+	var threads Threads
 	err := c.ForEach(func(i *cassette.Interaction) error {
 		kind := wire.Kind(i.Kind)
 		if !kind.CallsTools() {
@@ -126,18 +124,23 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 		if err != nil {
 			return fmt.Errorf("interaction %d: %w", i.ID, err)
 		}
-		turns := compactTurns(req, body)
-		conv := continued(convs, turns, req.Previous)
 		step := fileStep{ID: fmt.Sprintf("i%d", i.ID)}
-		step.When = when(c, s, req, conv)
 		resp := i.Response.Bytes()
 		var r wire.Response
-		if i.Response.Status >= 400 {
-			step.Respond.Error = &fileError{Status: i.Response.Status, Message: errorMessage(resp)}
-		} else {
+		if i.Response.Status < 400 {
 			if r, err = wire.ParseResponse(kind, i.Response.WireFraming(), resp); err != nil {
 				return fmt.Errorf("interaction %d: %w", i.ID, err)
 			}
+		}
+		n, _ := threads.Place(req, body, r.ResponseID)
+		var conv *cassetteConv
+		if n < len(convs) {
+			conv = convs[n]
+		}
+		step.When = when(c, s, req, conv)
+		if i.Response.Status >= 400 {
+			step.Respond.Error = &fileError{Status: i.Response.Status, Message: errorMessage(resp)}
+		} else {
 			step.Respond = respond(c, s, r)
 		}
 		if conv == nil {
@@ -145,8 +148,6 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 			convs = append(convs, conv)
 		}
 		conv.steps = append(conv.steps, len(s.Steps))
-		conv.turns = turns
-		conv.responseID = r.ResponseID
 		conv.calls = map[string]string{}
 		for _, tc := range r.ToolCalls {
 			conv.calls[tc.ID] = tc.Name
@@ -194,46 +195,6 @@ func linkConversations(s *fileScenario, convs []*cassetteConv) {
 	for i := range s.Steps {
 		s.Steps[i].Complete = s.Steps[i].Then == nil
 	}
-}
-
-// compactTurns returns a request's turns as compact JSON, for comparing
-// histories.
-func compactTurns(req wire.Request, body []byte) []json.RawMessage {
-	out := make([]json.RawMessage, 0, len(req.Turns))
-	for _, t := range req.Turns {
-		var b bytes.Buffer
-		if err := json.Compact(&b, t.Raw(body)); err != nil {
-			b.Reset()
-			b.Write(t.Raw(body))
-		}
-		out = append(out, b.Bytes())
-	}
-	return out
-}
-
-// continued returns the conversation a request continues: the latest one
-// whose last request's turns begin this one's, or whose last answer's id is
-// previous; nil for a new conversation.
-func continued(convs []*cassetteConv, turns []json.RawMessage, previous string) *cassetteConv {
-	for n := len(convs) - 1; n >= 0; n-- {
-		c := convs[n]
-		if previous != "" && c.responseID == previous {
-			return c
-		}
-		if previous == "" && len(c.turns) > 0 && len(c.turns) < len(turns) && prefix(c.turns, turns) {
-			return c
-		}
-	}
-	return nil
-}
-
-func prefix(a, b []json.RawMessage) bool {
-	for n := range a {
-		if !bytes.Equal(a[n], b[n]) {
-			return false
-		}
-	}
-	return true
 }
 
 // when is a step's condition: the tool results of the request's latest turn
