@@ -241,7 +241,9 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 		if s.log.Enabled(x.req.Context(), slog.LevelInfo) {
 			s.log.InfoContext(x.req.Context(), "recorded", x.logArgs("interaction", id, "status", status, "ms", ms)...)
 		}
-		s.journal.add(x.entry(id, "", status))
+		e := x.entry(id, "", status)
+		e.Recorded = true
+		s.journal.add(e)
 	})
 }
 
