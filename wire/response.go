@@ -296,11 +296,13 @@ func errorText(e gjson.Result) string {
 	return typ + ": " + msg
 }
 
-// errorAcc reads only an OpenAI-shaped error (embeddings, generic).
+// errorAcc reads an OpenAI-shaped error, model and usage (embeddings,
+// generic).
 type errorAcc struct{ base }
 
 func (a *errorAcc) add(doc gjson.Result) {
 	a.readModel(doc.Get("model"))
+	a.readUsage(doc.Get("usage"), chatUsagePaths) // embeddings: prompt_tokens
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}

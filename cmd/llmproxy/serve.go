@@ -205,7 +205,7 @@ type listener struct {
 	unused func() (string, error)
 	// report, when not nil (-- CMD, --report), writes the report of the
 	// run once it ended, and returns its path.
-	report func(cmdStatus *int) (string, error)
+	report reportFunc
 }
 
 // run listens, prints the listening line and serves. The signal handlers
@@ -243,11 +243,11 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 		shutdown(hs, ch, sv.shutdownTimeout, sv.logger)
 	}
 	if sv.report != nil {
-		path, err := sv.report(nil)
+		closing, err := sv.report(nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
+		fmt.Fprintf(stderr, "llmproxy: %s\n", strings.Join(closing, "\nllmproxy: "))
 	}
 	if sv.unused != nil {
 		report, err := sv.unused()
