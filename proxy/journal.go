@@ -216,7 +216,7 @@ type record struct {
 	cassette, name, method, upstream, path, kind uint32
 	// size is what the record holds, in bytes: itself and its strings,
 	// and for an entry kept whole its fields (see LogEntry.size).
-	size                      uint32
+	size                                uint32
 	repeat, incomplete, whole, recorded bool
 }
 
