@@ -71,6 +71,3 @@ type Usage struct {
 func (u Usage) Add(o Usage) Usage {
 	return Usage{Input: u.Input + o.Input, Output: u.Output + o.Output, Reasoning: u.Reasoning + o.Reasoning, Cached: u.Cached + o.Cached}
 }
-
-// Total is every token counted: Input plus Output.
-func (u Usage) Total() int { return u.Input + u.Output }
