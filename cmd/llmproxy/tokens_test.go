@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
@@ -199,7 +202,13 @@ func TestWrapperServedTokens(t *testing.T) {
 		script.WriteString(`WRAPPER_TEST_CHILD="postpath=` + c.path + `|$(cat '` + body + `')" "$0"`)
 	}
 	report := filepath.Join(dir, "run.html")
-	code, _, stderr := cli(t, "replay", "--cassette", cas, "--report", report, "--", "sh", "-c", script.String(), self(t))
+	// Ten runs of the test binary as CMD take longer than cli's bound
+	// under the race detector.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var errb bytes.Buffer
+	code := run(ctx, []string{"replay", "--cassette", cas, "--report", report, "--", "sh", "-c", script.String(), self(t)}, io.Discard, &errb)
+	stderr := errb.String()
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
