@@ -94,6 +94,11 @@ func WriteFile(path string, ct *Contents, keys Keys, opts Options) error {
 	if err := d.st.Replace(sc); err != nil {
 		return err
 	}
+	if opts.beforeCommit != nil {
+		if err := opts.beforeCommit(); err != nil {
+			return fmt.Errorf("cassette %s: %w", path, err)
+		}
+	}
 	return d.Commit()
 }
 

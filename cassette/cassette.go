@@ -28,6 +28,9 @@ type Options struct {
 	Overwrite bool
 
 	mapSize int64 // store.Options.MapSize, for a cassette about to be written whole
+	// beforeCommit, when set, runs before WriteFile puts its draft in
+	// place; an error from it fails the write (tests of atomicity).
+	beforeCommit func() error
 }
 
 // Cassette is an open cassette file. Its methods are safe for concurrent use.

@@ -15,7 +15,7 @@ import (
 // whose last request's turns (compacted JSON) are a strict prefix of its
 // own turns; a request that names a stored answer by previous_response_id
 // continues the conversation that answer ended, and no other; any other
-// request begins a conversation. `scenario from-cassette` and `diff` group
+// request begins a conversation. `scenario from-cassette`, `diff` and `report` group
 // alike through it.
 //
 // It keeps a hash and a few counters per conversation, never the bodies,

@@ -11,4 +11,6 @@ var (
 	ErrBadRecord = errors.New("damaged interaction record")
 	// ErrIncomplete means an interaction lacks what it needs to be stored.
 	ErrIncomplete = errors.New("incomplete interaction")
+	// ErrNoInteraction means an interaction id the cassette does not hold.
+	ErrNoInteraction = errors.New("no such interaction")
 )

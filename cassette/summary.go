@@ -2,6 +2,7 @@ package cassette
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/llmproxy/llmproxy/wire"
 )
@@ -19,6 +20,12 @@ type Summary struct {
 	Status    int        `json:"status"`
 	Stream    bool       `json:"stream"`
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Model is the model the provider said answered (wire reads it from
+	// the recorded answer: "model", Gemini's "modelVersion"); "" when the
+	// answer names none.
+	Model string `json:"model,omitempty"`
+	// RecordedAt is when the interaction was recorded.
+	RecordedAt time.Time `json:"recorded_at"`
 	// Consumed is set by a listing that knows what this process served (the
 	// proxy's API); nil otherwise.
 	Consumed *bool `json:"consumed,omitempty"`
@@ -50,11 +57,13 @@ type ToolResult struct {
 func Summarize(i *Interaction) Summary {
 	sum := Summary{
 		ID: i.ID, Upstream: i.Upstream, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method,
-		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(),
+		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(), RecordedAt: i.RecordedAt,
 	}
-	if resp, err := wire.ParseResponse(wire.Kind(i.Kind), i.Response.WireFraming(), i.Response.Bytes()); err == nil {
+	resp, err := wire.ParseResponse(wire.Kind(i.Kind), i.Response.WireFraming(), i.Response.Bytes())
+	if err == nil {
 		sum.ToolCalls = ToolCalls(resp.ToolCalls)
 	}
+	sum.Model = resp.Model
 	return sum
 }
 

@@ -3,6 +3,7 @@ package cassette_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
@@ -20,14 +21,14 @@ func TestSummarize(t *testing.T) {
 		want string
 	}{
 		{"stream with a tool call",
-			cassette.Interaction{ID: 3, Upstream: "openai", Provider: "openai", Kind: "openai-chat",
+			cassette.Interaction{ID: 3, Upstream: "openai", Provider: "openai", Kind: "openai-chat", RecordedAt: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
 				Request: cassette.Request{Method: "POST", Path: "/v1/chat/completions"}, Response: streamed},
 			`{"id":3,"upstream":"openai","provider":"openai","kind":"openai-chat","method":"POST","path":"/v1/chat/completions","status":200,"stream":true,` +
-				`"tool_calls":[{"id":"call_ZR5UUuTt3pf61kjwAJIYdVMj","name":"get_capital","arguments":{"country":"UK"}}]}`},
+				`"tool_calls":[{"id":"call_ZR5UUuTt3pf61kjwAJIYdVMj","name":"get_capital","arguments":{"country":"UK"}}],"model":"gpt-4o-mini-2024-07-18","recorded_at":"2026-03-04T05:06:07Z"}`},
 		{"generic body",
 			cassette.Interaction{ID: 1, Upstream: cassette.DefaultUpstream, Kind: "generic",
 				Request: cassette.Request{Method: "GET", Path: "/v1/models"}, Response: cassette.Response{Status: 200, Body: []byte(`{}`)}},
-			`{"id":1,"upstream":"default","kind":"generic","method":"GET","path":"/v1/models","status":200,"stream":false}`},
+			`{"id":1,"upstream":"default","kind":"generic","method":"GET","path":"/v1/models","status":200,"stream":false,"recorded_at":"0001-01-01T00:00:00Z"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

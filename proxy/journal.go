@@ -216,8 +216,8 @@ type record struct {
 	cassette, name, method, upstream, path, kind uint32
 	// size is what the record holds, in bytes: itself and its strings,
 	// and for an entry kept whole its fields (see LogEntry.size).
-	size                      uint32
-	repeat, incomplete, whole bool
+	size                                uint32
+	repeat, incomplete, whole, recorded bool
 }
 
 // recordSize is the bytes of a record itself.
@@ -236,7 +236,7 @@ func (j *journal) recordOf(e *logged) record {
 	}
 	size := recordSize + len(e.Cassette) + len(e.Name) + len(e.Method) + len(e.Upstream) + len(e.Path) + len(e.Kind)
 	return record{seq: e.Seq, size: uint32(min(size, math.MaxUint32)), sec: e.Time.Unix(), nsec: int32(e.Time.Nanosecond()), millis: e.Millis,
-		tape: j.tapes.enter(e.tape), interaction: e.Interaction, status: e.Status, repeat: e.Repeat, incomplete: e.Incomplete,
+		tape: j.tapes.enter(e.tape), interaction: e.Interaction, status: e.Status, repeat: e.Repeat, incomplete: e.Incomplete, recorded: e.Recorded,
 		cassette: j.strs.enter(e.Cassette), name: j.strs.enter(e.Name), method: j.strs.enter(e.Method),
 		upstream: j.strs.enter(e.Upstream), path: j.strs.enter(e.Path), kind: j.strs.enter(e.Kind)}
 }
@@ -272,7 +272,7 @@ func (j *journal) entryOf(r *record) logged {
 		return *j.wholes[r.seq]
 	}
 	return logged{tape: j.tapes.value(r.tape), LogEntry: LogEntry{Seq: r.seq, Time: time.Unix(r.sec, int64(r.nsec)).UTC(), Millis: r.millis,
-		Interaction: r.interaction, Status: r.status, Repeat: r.repeat, Incomplete: r.incomplete,
+		Interaction: r.interaction, Status: r.status, Repeat: r.repeat, Incomplete: r.incomplete, Recorded: r.recorded,
 		Cassette: j.strs.value(r.cassette), Name: j.strs.value(r.name), Method: j.strs.value(r.method),
 		Upstream: j.strs.value(r.upstream), Path: j.strs.value(r.path), Kind: j.strs.value(r.kind)}}
 }

@@ -242,7 +242,9 @@ func (s *Server) finish(x *exchange, sl *slot, resp *http.Response, rec *teeStre
 			s.log.InfoContext(x.req.Context(), "recorded", x.logArgs("interaction", id, "status", status, "ms", ms)...)
 		}
 		x.tape.stats.record()
-		s.journal.add(x.entry(id, "", status))
+		e := x.entry(id, "", status)
+		e.Recorded = true
+		s.journal.add(e)
 	})
 }
 

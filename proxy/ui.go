@@ -179,6 +179,13 @@ func (u uiSource) Interaction(ctx context.Context, name string, id uint64) (*cas
 	return i, err
 }
 
+// Interaction reads an interaction of a cassette this server serves: of
+// Config.Cassette when name is "", else of the cassette name under
+// CassetteDir (a log entry's Name), as the view reads it.
+func (s *Server) Interaction(ctx context.Context, name string, id uint64) (*cassette.Interaction, error) {
+	return uiSource{s}.Interaction(ctx, name, id)
+}
+
 func (u uiSource) Fixture(ctx context.Context, name, callID string) (json.RawMessage, error) {
 	t, done, err := u.tape(ctx, name)
 	if err != nil {

@@ -92,6 +92,10 @@ type LogEntry struct {
 	// Repeat marks a serve of an exhausted recording under
 	// --on-exhausted repeat-last.
 	Repeat bool `json:"repeat,omitempty"`
+	// Recorded marks a request answered by its upstream and recorded as
+	// Interaction (record, auto); an entry with an Interaction and without
+	// it was served from the cassette.
+	Recorded bool `json:"recorded,omitempty"`
 	// Scenario, Conversation and Step say what answered a scripted request;
 	// Step is "" on a miss.
 	Scenario     string `json:"scenario,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/wire"
@@ -35,7 +36,10 @@ type row struct {
 	Stream, Served          bool
 	Tools                   []string
 	TTFBMillis, TotalMillis float64
-	Href                    string
+	// Model is the model the provider said answered; Age how long ago the
+	// interaction was recorded, and Recorded when (RFC 3339).
+	Model, Age, Recorded string
+	Href                 string
 	// Preview is the latest user text, on one line and shortened.
 	Preview string
 	text    string // what the filter searches, lower case
@@ -48,6 +52,7 @@ func newRow(i *cassette.Interaction, name string) row {
 		Status: i.Response.Status, Stream: i.Response.Streamed(),
 		TTFBMillis: i.Response.TTFBMillis, TotalMillis: i.Response.DurationMillis,
 		Href: InteractionURL("", name, i.ID),
+		Age:  cassette.FormatAge(time.Since(i.RecordedAt)), Recorded: i.RecordedAt.UTC().Format(time.RFC3339),
 	}
 	if i.Request.Query != "" {
 		r.Path += "?" + i.Request.Query
@@ -58,7 +63,7 @@ func newRow(i *cassette.Interaction, name string) row {
 		stream = "stream streamed"
 	}
 	r.text = strings.ToLower(strings.Join(append([]string{
-		strconv.FormatUint(r.ID, 10), r.Provider, r.Kind, r.Method, r.Path, strconv.Itoa(r.Status), stream, conv,
+		strconv.FormatUint(r.ID, 10), r.Provider, r.Kind, r.Model, r.Method, r.Path, strconv.Itoa(r.Status), stream, conv,
 	}, r.Tools...), " "))
 	return r
 }
@@ -76,7 +81,9 @@ func (r *row) read(i *cassette.Interaction) string {
 			b.WriteByte(' ')
 		}
 	}
-	if resp, err := wire.ParseResponse(kind, framing(i.Response.Framing), i.Response.Bytes()); err == nil {
+	resp, err := wire.ParseResponse(kind, framing(i.Response.Framing), i.Response.Bytes())
+	r.Model = resp.Model
+	if err == nil {
 		for _, c := range resp.ToolCalls {
 			r.Tools = append(r.Tools, c.Name)
 		}

@@ -59,7 +59,8 @@ func TestPages(t *testing.T) {
 		want   []string
 	}{
 		{"/_llmproxy/ui/", 200, []string{"Interactions 1–8 of 8.", `<a href="/_llmproxy/ui/interactions/3">3</a>`, "lookup_population",
-			"anthropic-messages", "gemini", "ollama", "openai-responses", `class="badge ok"`, `name="q"`}},
+			"anthropic-messages", "gemini", "ollama", "openai-responses", `class="badge ok"`, `name="q"`,
+			`<th scope="col">model</th>`, "<td>gpt-4o-mini-2024-07-18</td>", `<th scope="col" class="num">age</th>`, `<time datetime="2026-`}},
 		{"/_llmproxy/ui/?q=anthropic", 200, []string{"1 match for “anthropic”", "/_llmproxy/ui/interactions/5"}},
 		// Interaction 5 streams an answer whose text names get_weather.
 		{"/_llmproxy/ui/?q=stream+weather", 200, []string{"4 matches for", "/_llmproxy/ui/interactions/1", "/_llmproxy/ui/interactions/5", "/_llmproxy/ui/interactions/8"}},

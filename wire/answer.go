@@ -61,4 +61,13 @@ type Usage struct {
 	// thoughtsTokenCount, whose candidatesTokenCount is then Output minus
 	// Reasoning); 0 for none.
 	Reasoning int
+	// Cached is the part of Input read from the provider's prompt cache
+	// (OpenAI cached_tokens, Anthropic cache_read_input_tokens, Gemini
+	// cachedContentTokenCount); 0 for none. The writers do not write it.
+	Cached int
+}
+
+// Add returns the sum of two usages, count by count.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{Input: u.Input + o.Input, Output: u.Output + o.Output, Reasoning: u.Reasoning + o.Reasoning, Cached: u.Cached + o.Cached}
 }

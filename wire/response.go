@@ -38,7 +38,15 @@ type Response struct {
 	// Output counts every generated token, reasoning included: Gemini's
 	// candidatesTokenCount plus thoughtsTokenCount. Reasoning is read where
 	// the wire counts it (reasoning_tokens, thoughtsTokenCount), else 0.
+	// Input counts the whole prompt, cached or not: Anthropic's
+	// input_tokens plus cache_creation_input_tokens and
+	// cache_read_input_tokens (the other wires count it so already); Cached
+	// is the part of it read from the cache.
 	Usage Usage
+	// Model is the model the provider says answered (model, Responses
+	// response.model, Anthropic message.model, Gemini modelVersion): often a
+	// dated snapshot of the model asked for. "" when the answer names none.
+	Model string
 	// Error is the error the provider sent, in the body or mid-stream, as
 	// "type: message" (or just the message when it has no type); "" if none.
 	Error string
@@ -196,6 +204,7 @@ type base struct {
 	err       string
 	usage     Usage
 	id        string // ResponseID
+	model     string // Model
 }
 
 func (b *base) newCall(id, name string) int {
@@ -204,36 +213,60 @@ func (b *base) newCall(id, name string) int {
 }
 
 func (b *base) response() Response {
-	r := Response{Text: b.text.String(), Reasoning: b.reasoning.String(), Stop: b.stop, Error: b.err, Usage: b.usage, ResponseID: b.id}
+	r := Response{Text: b.text.String(), Reasoning: b.reasoning.String(), Stop: b.stop, Error: b.err, Usage: b.usage, ResponseID: b.id, Model: b.model}
 	for _, c := range b.calls {
 		r.ToolCalls = append(r.ToolCalls, c.call())
 	}
 	return r
 }
 
-// readUsage sets the usage from the counts at the given paths in u,
-// leaving a count alone when its path is absent ("" for a count the wire
-// does not have); the output count is the sum of the output paths present
-// (Gemini counts thoughts apart).
-func (b *base) readUsage(u gjson.Result, input, reasoning string, output ...string) {
+// usagePaths names where a wire keeps its token counts, relative to its
+// usage object; "" for a count the wire does not have. Input and Output
+// are each the sum of their paths present (Anthropic counts cache reads and
+// writes apart from input_tokens, Gemini thoughts apart from candidates).
+type usagePaths struct {
+	input, output     []string
+	reasoning, cached string
+}
+
+var (
+	chatUsagePaths      = usagePaths{input: []string{"prompt_tokens"}, output: []string{"completion_tokens"}, reasoning: "completion_tokens_details.reasoning_tokens", cached: "prompt_tokens_details.cached_tokens"}
+	responsesUsagePaths = usagePaths{input: []string{"input_tokens"}, output: []string{"output_tokens"}, reasoning: "output_tokens_details.reasoning_tokens", cached: "input_tokens_details.cached_tokens"}
+	anthropicUsagePaths = usagePaths{input: []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}, output: []string{"output_tokens"}, cached: "cache_read_input_tokens"}
+	geminiUsagePaths    = usagePaths{input: []string{"promptTokenCount"}, output: []string{"candidatesTokenCount", "thoughtsTokenCount"}, reasoning: "thoughtsTokenCount", cached: "cachedContentTokenCount"}
+	ollamaUsagePaths    = usagePaths{input: []string{"prompt_eval_count"}, output: []string{"eval_count"}}
+)
+
+// readUsage sets the usage from the counts at p's paths in u, leaving a
+// count alone when none of its paths is present, so that a later event
+// that repeats only some counts (Anthropic's message_delta) keeps the
+// others.
+func (b *base) readUsage(u gjson.Result, p usagePaths) {
 	if !u.IsObject() {
 		return
 	}
-	if in := u.Get(input); in.Type == gjson.Number {
-		b.usage.Input = int(in.Int())
-	}
-	if r := u.Get(reasoning); reasoning != "" && r.Type == gjson.Number {
-		b.usage.Reasoning = int(r.Int())
-	}
-	sum, seen := 0, false
-	for _, k := range output {
-		if v := u.Get(k); v.Type == gjson.Number {
-			sum += int(v.Int())
-			seen = true
+	sum := func(dst *int, paths ...string) {
+		total, seen := 0, false
+		for _, k := range paths {
+			if v := u.Get(k); k != "" && v.Type == gjson.Number {
+				total += int(v.Int())
+				seen = true
+			}
+		}
+		if seen {
+			*dst = total
 		}
 	}
-	if seen {
-		b.usage.Output = sum
+	sum(&b.usage.Input, p.input...)
+	sum(&b.usage.Output, p.output...)
+	sum(&b.usage.Reasoning, p.reasoning)
+	sum(&b.usage.Cached, p.cached)
+}
+
+// readModel keeps the model an answer names at v, when it names one.
+func (b *base) readModel(v gjson.Result) {
+	if s := strOf(v); s != "" {
+		b.model = s
 	}
 }
 
@@ -263,10 +296,13 @@ func errorText(e gjson.Result) string {
 	return typ + ": " + msg
 }
 
-// errorAcc reads only an OpenAI-shaped error (embeddings, generic).
+// errorAcc reads an OpenAI-shaped error, model and usage (embeddings,
+// generic).
 type errorAcc struct{ base }
 
 func (a *errorAcc) add(doc gjson.Result) {
+	a.readModel(doc.Get("model"))
+	a.readUsage(doc.Get("usage"), chatUsagePaths) // embeddings: prompt_tokens
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
@@ -284,7 +320,8 @@ func (a *chatAcc) add(doc gjson.Result) {
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
-	a.readUsage(doc.Get("usage"), "prompt_tokens", "completion_tokens_details.reasoning_tokens", "completion_tokens")
+	a.readUsage(doc.Get("usage"), chatUsagePaths)
+	a.readModel(doc.Get("model"))
 	choices := doc.Get("choices")
 	done := false
 	each(choices, func(_ int, ch gjson.Result) {
@@ -477,7 +514,8 @@ func (a *responsesAcc) status(r gjson.Result) {
 	if e := errorText(r.Get("error")); e != "" {
 		a.err = e
 	}
-	a.readUsage(r.Get("usage"), "input_tokens", "output_tokens_details.reasoning_tokens", "output_tokens")
+	a.readUsage(r.Get("usage"), responsesUsagePaths)
+	a.readModel(r.Get("model"))
 }
 
 // readResponse reads a whole response object's output.
@@ -567,7 +605,7 @@ func (a *anthropicAcc) add(doc gjson.Result) {
 		if s := strOf(doc.Get("delta.stop_reason")); s != "" {
 			a.stop = s
 		}
-		a.readUsage(doc.Get("usage"), "input_tokens", "", "output_tokens")
+		a.readUsage(doc.Get("usage"), anthropicUsagePaths)
 	case "error":
 		a.err = errorText(doc.Get("error"))
 	}
@@ -577,7 +615,8 @@ func (a *anthropicAcc) readMessage(m gjson.Result) {
 	if s := strOf(m.Get("stop_reason")); s != "" {
 		a.stop = s
 	}
-	a.readUsage(m.Get("usage"), "input_tokens", "", "output_tokens")
+	a.readUsage(m.Get("usage"), anthropicUsagePaths)
+	a.readModel(m.Get("model"))
 	each(m.Get("content"), func(_ int, b gjson.Result) {
 		switch strOf(b.Get("type")) {
 		case "text":
@@ -600,7 +639,8 @@ func (a *geminiAcc) add(doc gjson.Result) {
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
-	a.readUsage(doc.Get("usageMetadata"), "promptTokenCount", "thoughtsTokenCount", "candidatesTokenCount", "thoughtsTokenCount")
+	a.readUsage(doc.Get("usageMetadata"), geminiUsagePaths)
+	a.readModel(doc.Get("modelVersion"))
 	cand := gjson.Result{}
 	each(doc.Get("candidates"), func(_ int, c gjson.Result) {
 		if !cand.Exists() && c.Get("index").Int() == 0 {
@@ -644,7 +684,8 @@ func (a *ollamaAcc) add(doc gjson.Result) {
 	a.text.WriteString(strOf(doc.Get("response")))
 	a.reasoning.WriteString(strOf(m.Get("thinking")))
 	a.reasoning.WriteString(strOf(doc.Get("thinking")))
-	a.readUsage(doc, "prompt_eval_count", "", "eval_count")
+	a.readUsage(doc, ollamaUsagePaths)
+	a.readModel(doc.Get("model"))
 	for _, calls := range []gjson.Result{m.Get("tool_calls"), doc.Get("tool_calls")} { // chat's, generate's
 		each(calls, func(_ int, tc gjson.Result) {
 			i := a.newCall(strOf(tc.Get("id")), strOf(tc.Get("function.name")))

@@ -245,6 +245,7 @@ func TestProcesses(t *testing.T) {
 	t.Run("write-behind window", func(t *testing.T) { t.Parallel(); testWriteBehindWindow(t, bin) })
 	t.Run("sigterm after listening", func(t *testing.T) { t.Parallel(); testSigtermAfterListening(t, bin) })
 	t.Run("mock in two processes", func(t *testing.T) { t.Parallel(); testMockTwoProcesses(t, bin) })
+	t.Run("prune killed", func(t *testing.T) { t.Parallel(); testPruneKilled(t, bin) })
 }
 
 // testSigtermAfterListening: a SIGTERM sent the moment the listening line is

@@ -90,6 +90,7 @@ func TestPackageDirection(t *testing.T) {
 		{dir: "view", never: []string{"proxy"}},
 		{dir: "review", allowed: []string{"cassette", "wire", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
 		{dir: "refresh", allowed: []string{"cassette", "wire", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
+		{dir: "tally", never: []string{"scenario", "fixture", "view", "proxy"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dir, func(t *testing.T) {
@@ -106,7 +107,7 @@ func TestPackageDirection(t *testing.T) {
 // cassette files take their index keys from package cassette, not from the
 // HTTP server.
 func TestOfflineCommandsNeedNoServer(t *testing.T) {
-	for _, file := range []string{"export.go", "scrub.go", "ls.go", "migrate.go", "scenario.go", "diff.go"} {
+	for _, file := range []string{"export.go", "scrub.go", "ls.go", "migrate.go", "scenario.go", "diff.go", "tokens.go", "prune.go"} {
 		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 	"unicode/utf8"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -16,7 +17,7 @@ import (
 )
 
 // runLs prints one line per interaction: id, provider, API kind, method,
-// path, status, stream, tool calls.
+// path, status, stream, the model that answered, its age, tool calls.
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls", stdout)
 	path := fs.String("cassette", "", "cassette `file` to list")
@@ -29,7 +30,8 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer c.Close()
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROVIDER\tKIND\tMETHOD\tPATH\tSTATUS\tSTREAM\tTOOL CALLS")
+	fmt.Fprintln(tw, "ID\tPROVIDER\tKIND\tMETHOD\tPATH\tSTATUS\tSTREAM\tMODEL\tAGE\tTOOL CALLS")
+	now := time.Now()
 	err = c.ForEach(func(i *cassette.Interaction) error {
 		s := cassette.Summarize(i)
 		provider := s.Provider
@@ -50,8 +52,12 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			tools = strings.Join(calls, "; ")
 		}
 		path := cassette.ProxyPath(s.Upstream, s.Path)
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", s.ID, printable(provider), printable(s.Kind), printable(s.Method),
-			printable(path), s.Status, printable(stream), printable(tools))
+		model := s.Model
+		if model == "" {
+			model = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.ID, printable(provider), printable(s.Kind), printable(s.Method),
+			printable(path), s.Status, printable(stream), printable(model), cassette.FormatAge(now.Sub(s.RecordedAt)), printable(tools))
 		return nil
 	})
 	if err != nil {

@@ -98,13 +98,13 @@ func TestLsShowsKindsAndToolCalls(t *testing.T) {
 	}
 	call := `weather({"location":"Paris","unit":"celsius"})`
 	want := []struct {
-		fields []string // the line's fields before the tool calls
+		fields []string // the line's fields before the tool calls, the model and age (just recorded) included
 		call   string
 	}{
-		{[]string{"1", "anthropic", "anthropic-messages", "POST", "/anthropic/v1/messages", "200", "no"}, call + " call_paris"},
-		{[]string{"2", "gemini", "gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent", "200", "sse"}, call + " #weather#1"},
-		{[]string{"3", "gemini", "gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:generateContent", "200", "no"}, call + " #weather#1"},
-		{[]string{"4", "openai", "openai-responses", "POST", "/v1/responses", "200", "sse"}, call + " call_paris"},
+		{[]string{"1", "anthropic", "anthropic-messages", "POST", "/anthropic/v1/messages", "200", "no", "claude-sonnet-4-6", "<1m"}, call + " call_paris"},
+		{[]string{"2", "gemini", "gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent", "200", "sse", "gemini-2.5-flash", "<1m"}, call + " #weather#1"},
+		{[]string{"3", "gemini", "gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:generateContent", "200", "no", "gemini-2.5-flash", "<1m"}, call + " #weather#1"},
+		{[]string{"4", "openai", "openai-responses", "POST", "/v1/responses", "200", "sse", "gpt-5.5", "<1m"}, call + " call_paris"},
 	}
 	for n, w := range want {
 		line := lines[n+1]

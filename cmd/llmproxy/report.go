@@ -19,6 +19,7 @@ import (
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/tally"
 	"github.com/llmproxy/llmproxy/view"
 )
 
@@ -58,6 +59,9 @@ type runReport struct {
 	FailureCount int       `json:"failure_count"`
 	// Unused lists, by cassette or scenario, what the run never served.
 	Unused []unusedGroup `json:"unused"`
+	// Served sums the usage the recorded answers served from cassettes
+	// carry: the tokens replay did not spend (absent for record and mock).
+	Served *servedTokens `json:"served_from_cassettes,omitempty"`
 }
 
 // problem is one miss or failure.
@@ -77,12 +81,15 @@ type problem struct {
 	View string `json:"view,omitempty"`
 }
 
-// unusedGroup is what one cassette or scenario never served.
+// unusedGroup is what one cassette or scenario never served. Items lists
+// at most maxReportUnused; IDs every unused interaction of a cassette, for
+// llmproxy prune.
 type unusedGroup struct {
 	Cassette string   `json:"cassette,omitempty"`
 	Scenario string   `json:"scenario,omitempty"`
 	Count    int      `json:"count"`
 	Items    []string `json:"items"`
+	IDs      []uint64 `json:"ids,omitempty"`
 }
 
 // newReport gathers the report of a run of command from what rl
@@ -135,11 +142,36 @@ func newReport(ctx context.Context, command string, rl *runLog, srv *proxy.Serve
 			for _, s := range sums[:min(len(sums), maxReportUnused)] {
 				g.Items = append(g.Items, fmt.Sprintf("interaction %d %s %s", s.ID, s.Method, s.Path))
 			}
+			for _, s := range sums {
+				g.IDs = append(g.IDs, s.ID)
+			}
 			r.Unused = append(r.Unused, g)
 		}
 	}
 	slices.SortFunc(r.Unused, func(a, b unusedGroup) int { return strings.Compare(a.Cassette+a.Scenario, b.Cassette+b.Scenario) })
+	if m := srv.Mode(); m == proxy.ModeReplay || m == proxy.ModeAuto {
+		if r.Served, err = served(ctx, entries, srv); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// served sums the usage of the interactions the log's entries say were
+// served whole from a cassette.
+func served(ctx context.Context, entries []proxy.LogEntry, srv *proxy.Server) (*servedTokens, error) {
+	s := &servedTokens{}
+	for _, e := range entries {
+		if e.Interaction == 0 || e.Recorded || e.Incomplete || e.Scenario != "" {
+			continue
+		}
+		i, err := srv.Interaction(ctx, e.Name, e.Interaction)
+		if err != nil {
+			return nil, fmt.Errorf("cassette %s: %w", e.Cassette, err)
+		}
+		s.add(tally.Of(i).Usage)
+	}
+	return s, nil
 }
 
 // reportPaths are the HTML and JSON files of --report FILE.
@@ -207,17 +239,21 @@ var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	"join": strings.Join,
 }).Parse(reportTemplate))
 
-// reportWriter returns what writes the report of a run of command once it
-// has ended, given CMD's exit status (nil without -- CMD), and returns the
-// HTML file's path; nil when the run writes none (no -- CMD, no --report).
-func reportWriter(command, file string, cr *commandRun, rl *runLog, srv *proxy.Server) func(status *int) (string, error) {
+// reportFunc writes the report of a run once it has ended, given CMD's
+// exit status (nil without -- CMD), and returns the closing lines that say
+// where it is and what the run served from cassettes.
+type reportFunc func(status *int) (closing []string, err error)
+
+// reportWriter returns the reportFunc of a run of command; nil when the
+// run writes no report (no -- CMD, no --report).
+func reportWriter(command, file string, cr *commandRun, rl *runLog, srv *proxy.Server) reportFunc {
 	if cr == nil && file == "" {
 		return nil
 	}
-	return func(status *int) (string, error) {
+	return func(status *int) ([]string, error) {
 		r, err := newReport(context.Background(), command, rl, srv)
 		if err != nil {
-			return "", fmt.Errorf("report: %w", err)
+			return nil, fmt.Errorf("report: %w", err)
 		}
 		if cr != nil {
 			r.CMD, r.CMDStatus = cr.argv, status
@@ -225,10 +261,17 @@ func reportWriter(command, file string, cr *commandRun, rl *runLog, srv *proxy.S
 		path := file
 		if path == "" {
 			if path, err = defaultReport(); err != nil {
-				return "", err
+				return nil, err
 			}
 		}
-		return path, r.write(path)
+		if err := r.write(path); err != nil {
+			return nil, err
+		}
+		closing := []string{describeReport(path)}
+		if r.Served != nil {
+			closing = append(closing, r.Served.line())
+		}
+		return closing, nil
 	}
 }
 

@@ -136,7 +136,7 @@ func envValue(environ []string, name string) string {
 //
 // Every serving command calls it for its `-- CMD` form.
 func (cr *commandRun) serveWhile(ctx context.Context, base string, sig <-chan os.Signal, stdout, stderr io.Writer,
-	shutdown func(), unused func() (string, error), report func(*int) (string, error)) error {
+	shutdown func(), unused func() (string, error), report reportFunc) error {
 	status, err := cr.run(ctx, base, sig, stdout, stderr)
 	shutdown()
 	if err != nil {
@@ -148,18 +148,18 @@ func (cr *commandRun) serveWhile(ctx context.Context, base string, sig <-chan os
 			return err
 		}
 	}
-	path, err := report(&status)
+	closing, err := report(&status)
 	if err != nil {
 		return err
 	}
 	if err := cr.verdict(status, never); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
-			ee.msg += "\n" + describeReport(path)
+			ee.msg += "\n" + strings.Join(closing, "\n")
 		}
 		return err
 	}
-	fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
+	fmt.Fprintf(stderr, "llmproxy: %s\n", strings.Join(closing, "\nllmproxy: "))
 	return nil
 }
 

@@ -98,6 +98,9 @@ func actAsChild(role string) int {
 			fmt.Println("post:", err)
 			return 1
 		}
+		// The whole answer is read: one left unread counts as not
+		// delivered, and its interaction as not served.
+		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		fmt.Println("status", resp.StatusCode)
 		return 0

@@ -57,6 +57,8 @@ type serveConfig struct {
 	// refreshing is the refresh under way (--refresh), once the cassette
 	// is open.
 	refreshing *refresh.Run
+	maxAge     ageFlag
+	strictAge  bool
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
 	fromEnv map[string]string
@@ -102,6 +104,8 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 		fs.StringVar(&c.pace, "pace", "instant", "replay `timing`: instant or recorded")
 		fs.DurationVar(&c.latency, "latency", 0, "fixed delay before the first byte of a replayed response")
 		fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the interactions never served")
+		fs.Var(&c.maxAge, "max-age", "warn at startup about interactions recorded longer ago than this `age` (90d, 36h, 90m, 1d12h)")
+		fs.BoolVar(&c.strictAge, "strict-age", false, "with --max-age, fail at startup instead of warning, naming the old interactions")
 	}
 	return fs
 }
@@ -219,7 +223,7 @@ type listener struct {
 	unused func() (string, error)
 	// report, when not nil (-- CMD, --report), writes the report of the
 	// run once it ended, and returns its path.
-	report func(cmdStatus *int) (string, error)
+	report reportFunc
 	// after, when not nil (--refresh), runs once the server has stopped
 	// serving, before the report.
 	after func() error
@@ -273,11 +277,11 @@ func (sv listener) run(ctx context.Context, stdout, stderr io.Writer, sig func()
 		return afterErr
 	}
 	if sv.report != nil {
-		path, err := sv.report(nil)
+		closing, err := sv.report(nil)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "llmproxy: %s\n", describeReport(path))
+		fmt.Fprintf(stderr, "llmproxy: %s\n", strings.Join(closing, "\nllmproxy: "))
 	}
 	if sv.unused != nil {
 		report, err := sv.unused()
@@ -407,6 +411,9 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 	if c.latency < 0 {
 		return cfg, nil, usagef("%s %s: must not be negative", c.source("latency"), c.latency)
 	}
+	if c.strictAge && c.maxAge.d == 0 {
+		return cfg, nil, usagef("%s: needs --max-age", c.source("strict-age"))
+	}
 	if cfg.Upstreams, cfg.Default, err = parseUpstreams(c.source("upstream"), c.upstreams); err != nil {
 		return cfg, nil, err
 	}
@@ -444,6 +451,12 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		}
 	} else if st, err := os.Stat(c.cassetteDir); err != nil || !st.IsDir() {
 		return cfg, nil, fmt.Errorf("%s %s: not a directory", c.source("cassette-dir"), c.cassetteDir)
+	}
+	if c.maxAge.d > 0 {
+		if err := checkAges(cfg.Cassette, c.cassetteDir, c.maxAge.d, c.strictAge, c.source("max-age"), time.Now(), stderr); err != nil {
+			cleanup()
+			return cfg, nil, err
+		}
 	}
 	return cfg, cleanup, nil
 }
