@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/mcp"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -34,6 +35,8 @@ type exchange struct {
 	// played is set once a recording answered the request; nothing then
 	// keeps its body.
 	played bool
+	// mcp is the JSON-RPC message of an MCP request (kind wire.KindMCP).
+	mcp mcp.Message
 }
 
 // logArgs are the attributes of the exchange's log lines, then more.
@@ -60,6 +63,9 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind := wire.Detect(r.Method, rt.path)
+	if rt.mcp {
+		kind = wire.KindMCP
+	}
 	var t *tape
 	releaseTape := func() {}
 	if s.mock == nil {
@@ -93,6 +99,9 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		Header: sc.header, Body: s.redactor.Body(body), Kind: string(kind),
 	}
 	x.mreq = &x.request
+	if kind == wire.KindMCP && !s.admitMCP(w, x) {
+		return
+	}
 	x.key, err = s.matcher.Key(x.mreq)
 	if err != nil {
 		failWith(w, kind, http.StatusBadRequest, "invalid_request_error",

@@ -2,9 +2,12 @@ package wire
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/llmproxy/llmproxy/mcp"
 )
 
 // ErrorBody returns an error response body in the provider's own shape, so
@@ -21,6 +24,9 @@ import (
 // has no room for errType. The body is compact JSON without a final newline.
 // WriteError writes the errors a provider itself sends, in the same shapes.
 func ErrorBody(kind Kind, status int, errType, message string) (contentType string, body []byte) {
+	if kind == KindMCP {
+		return "application/json", mcpError(status, errType, message)
+	}
 	return "application/json", errorDoc(kind, errorFields{
 		status: status, typ: errType, code: errType, message: message, reason: errType, domain: "llmproxy",
 	})
@@ -132,4 +138,20 @@ func rpcStatus(status int) string {
 		return "INVALID_ARGUMENT"
 	}
 	return "UNKNOWN"
+}
+
+// mcpError is ErrorBody's JSON-RPC error: id null (the proxy answers a
+// request it could not read, or before reading its id), the code of the
+// failure (a parse error for malformed JSON, an invalid request for any
+// other 4xx, an internal error otherwise) and data {"type":errType,"status":status}.
+func mcpError(status int, errType, message string) []byte {
+	code := mcp.CodeInternalError
+	switch {
+	case errType == "invalid_request_error" && strings.Contains(message, "not valid JSON"):
+		code = mcp.CodeParseError
+	case status >= 400 && status < 500:
+		code = mcp.CodeInvalidRequest
+	}
+	data := (&jsonw{}).Obj().K("type").Str(errType).K("status").Int(int64(status)).End().Bytes()
+	return mcp.ErrorBody(nil, code, message, data)
 }
