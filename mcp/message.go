@@ -106,10 +106,12 @@ func shown(r gjson.Result) string {
 }
 
 // IgnorePaths are the body paths of a JSON-RPC message that matching never
-// compares, because they differ from run to run: the id and the progress
-// token. (The session id and protocol version travel in headers, which are
-// not compared unless configured.)
-func IgnorePaths() []string { return []string{"id", "params._meta.progressToken"} }
+// compares, because they differ from run to run: the id, and params._meta,
+// the protocol's metadata beside a request's parameters, which holds the
+// progress token (and, from the SDKs, client details). The session id and
+// protocol version travel in headers, which are not compared unless
+// configured.
+func IgnorePaths() []string { return []string{"id", "params._meta"} }
 
 // Rewrite returns a recorded message as the answer to the live request:
 // a response gets the live id, and a progress notification the live
