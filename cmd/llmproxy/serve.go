@@ -27,6 +27,7 @@ type serveConfig struct {
 	cassetteDir     string
 	listen          string
 	upstreams       listFlag
+	mcpServers      listFlag
 	ignore          listFlag
 	rules           string
 	onExhausted     string
@@ -85,6 +86,7 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 		fs.BoolVar(&c.overwrite, "overwrite", false, "start the cassette afresh instead of appending to it; the old interactions stay until the first new one is written")
 	}
 	if c.mode != proxy.ModeReplay {
+		fs.Var(&c.mcpServers, "mcp", "MCP server NAME=`URL` (its streamable HTTP endpoint), reached at /mcp/NAME (repeatable)")
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
 		sizeVar(fs, &c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, a `size` (over it: the response is cut, nothing recorded)")
@@ -378,6 +380,9 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		return cfg, nil, usagef("%s %s: must not be negative", c.source("latency"), c.latency)
 	}
 	if cfg.Upstreams, cfg.Default, err = parseUpstreams(c.source("upstream"), c.upstreams); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.MCP, err = parseMCPServers(c.source("mcp"), c.mcpServers); err != nil {
 		return cfg, nil, err
 	}
 	if cfg.Redactor, err = cassette.NewRedactor(c.redactHeaders, c.redactJSON); err != nil {
