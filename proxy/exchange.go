@@ -83,6 +83,10 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.failBody(w, r, kind, rt, err)
 		return
 	}
+	if s.mock != nil && rt.mcp {
+		s.mockMCP(w, r, start, rt, body)
+		return
+	}
 	if s.mock != nil {
 		s.mock.serve(w, r, start, rt, kind, body)
 		return

@@ -1,13 +1,16 @@
 package proxy
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/mcp"
@@ -81,6 +84,25 @@ func (s *Server) admitMCP(w http.ResponseWriter, x *exchange) bool {
 	}
 	x.mcp = m
 	return true
+}
+
+// mockMCP hands a request under /mcp/NAME to the MCP mock NAME; a name
+// with no mock is a miss, answered as a JSON-RPC error.
+func (s *Server) mockMCP(w http.ResponseWriter, r *http.Request, start time.Time, rt route, body []byte) {
+	name := strings.TrimPrefix(rt.name, MCPPrefix+"/")
+	h, ok := s.cfg.MCPMocks[name]
+	if !ok {
+		msg := fmt.Sprintf("llmproxy mock: no MCP mock %q (give --mcp %s=PRESETS-or-SCENARIO)", name, name)
+		s.missed(msg)
+		s.journal.add(logged{LogEntry: LogEntry{Time: start, Method: r.Method, Upstream: rt.name, Path: rt.path, Kind: string(wire.KindMCP), Miss: msg, Status: http.StatusNotFound}})
+		w.Header().Set(MissHeader, "1")
+		m, _ := mcp.Parse(body)
+		writeMCP(w, http.StatusNotFound, mcp.ErrorBody(m.ID, mcp.CodeCassetteMiss, msg, nil))
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	h.ServeHTTP(w, r)
 }
 
 // writeMCP writes a JSON-RPC body.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/mcptest"
+	"github.com/llmproxy/llmproxy/mcpmock"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -347,5 +348,43 @@ func TestMCPRecordBadServers(t *testing.T) {
 				t.Errorf("%d interactions recorded, want none", n)
 			}
 		})
+	}
+}
+
+// TestMCPMockRoute: in mock mode /mcp/NAME is served by the MCP mock NAME,
+// and a name with no mock is a miss in JSON-RPC shape.
+func TestMCPMockRoute(t *testing.T) {
+	src, err := mcpmock.Parse("../docs/scenarios/weather.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var misses []string
+	p, err := proxy.New(proxy.Config{Mode: proxy.ModeMock, MCPMocks: map[string]http.Handler{"weather": mcpmock.Handler("weather", src)},
+		OnMiss: func(m string) { misses = append(misses, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	defer p.Close()
+	ctx := context.Background()
+	cs, err := mcptest.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp/weather", MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "weather", Arguments: map[string]any{"location": "Paris", "unit": "celsius"}})
+	cs.Close()
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call: %v %+v", err, res)
+	}
+	h := &harness{srv: srv}
+	status, _, body := postMCP(t, h, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`, nil)
+	h.srv = nil
+	_ = status
+	if !strings.Contains(body, `"id":5`) || !strings.Contains(body, "no MCP mock") {
+		t.Errorf("/mcp/notes in mock: %s; want a JSON-RPC error for id 5 saying there is no such mock", body)
+	}
+	if len(misses) != 1 {
+		t.Errorf("misses: %q; want one", misses)
 	}
 }

@@ -86,8 +86,8 @@ func newMocker(cfg Config, j *journal, log *slog.Logger, r *cassette.Redactor) *
 // in mock mode, else exactly one of a cassette and a cassette directory.
 func checkSources(cfg Config) error {
 	if cfg.Mode == ModeMock {
-		if len(cfg.Scenarios) == 0 {
-			return fmt.Errorf("mock mode needs at least one scenario: %w", ErrConfig)
+		if len(cfg.Scenarios) == 0 && len(cfg.MCPMocks) == 0 {
+			return fmt.Errorf("mock mode needs at least one scenario or MCP mock: %w", ErrConfig)
 		}
 		if cfg.Cassette != nil || cfg.CassetteDir != "" {
 			return fmt.Errorf("mock mode serves scenarios and takes no cassette: %w", ErrConfig)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/mcp"
+	"github.com/llmproxy/llmproxy/mcpmock"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -29,8 +32,9 @@ Usage:
                       runs SERVER-CMD and records the JSON-RPC between it and the client on stdin/stdout
   llmproxy mcp replay --cassette FILE --name NAME [flags] [-- SERVER-CMD [ARG]...]
                       runs no server; answers from the cassette (exit 3 if a request missed)
-  llmproxy mcp mock --presets NAME,... [--scenario FILE]...
-                      serves presets as MCP tools, answering from the scenarios' fixtures
+  llmproxy mcp mock --mcp SPEC [--mcp SPEC]...
+                      serves presets as MCP tools over stdio; SPEC is a scenario file (its
+                      fixtures answer tools/call), preset names (a,b), or presets (all)
 
 The interactions are those of the MCP server NAME, as /mcp/NAME records them over streamable HTTP.
 Run 'llmproxy mcp SUBCOMMAND -h' for a subcommand's flags. See docs/mcp.md.
@@ -207,7 +211,71 @@ func (refuse) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, fmt.Errorf("replay forwards nothing (%s %s)", r.Method, r.URL.Path)
 }
 
-// runMCPMock is `llmproxy mcp mock`: not built yet.
+// runMCPMock is `llmproxy mcp mock`: an MCP server on stdin and stdout
+// whose tools are presets and whose answers are fixtures (package
+// mcpmock).
 func runMCPMock(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return usagef("mcp mock: not available yet")
+	fs := newFlagSet("mcp mock", stdout)
+	var specs listFlag
+	var name string
+	fs.Var(&specs, "mcp", "what to serve: `SPEC`, a scenario file (its fixtures answer tools/call), preset names (a,b) or presets (all) (repeatable)")
+	fs.StringVar(&name, "name", "llmproxy-mock", "the server's `name` in initialize")
+	if err := parseFlags(fs, args, nil); err != nil {
+		return err
+	}
+	specs = append(specs, fs.Args()...)
+	if len(specs) == 0 {
+		return usagef("mcp mock: give what to serve: --mcp SPEC (a scenario file, preset names, or presets)")
+	}
+	src, err := mcpMockSource(specs)
+	if err != nil {
+		return err
+	}
+	rc := readCloser{stdin}
+	return mcpmock.Run(ctx, name, src, &sdk.IOTransport{Reader: rc, Writer: nopWriteCloser{stdout}})
 }
+
+// mcpMockSource merges the sources specs name.
+func mcpMockSource(specs []string) (mcpmock.Source, error) {
+	var src mcpmock.Source
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		s, err := mcpmock.Parse(spec)
+		if err != nil {
+			return src, usagef("%v", err)
+		}
+		for _, d := range s.Tools {
+			if !seen[d.Name()] {
+				seen[d.Name()] = true
+				src.Tools = append(src.Tools, d)
+			}
+		}
+		src.Fixtures = append(src.Fixtures, s.Fixtures...)
+	}
+	return src, nil
+}
+
+// mcpMockHandlers reads mock's --mcp NAME=SPEC values.
+func mcpMockHandlers(from string, values []string) (map[string]http.Handler, error) {
+	out := map[string]http.Handler{}
+	for _, v := range values {
+		name, spec, ok := strings.Cut(v, "=")
+		if !ok || name == "" || strings.ContainsAny(name, "/?#") {
+			return nil, usagef("%s %q: want NAME=SPEC, a name without /, ? or #", from, v)
+		}
+		src, err := mcpMockSource([]string{spec})
+		if err != nil {
+			return nil, usagef("%s %q: %v", from, v, err)
+		}
+		out[name] = mcpmock.Handler(name, src)
+	}
+	return out, nil
+}
+
+type readCloser struct{ io.Reader }
+
+func (readCloser) Close() error { return nil }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

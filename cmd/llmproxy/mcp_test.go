@@ -197,3 +197,28 @@ func TestMCPStdioBadInput(t *testing.T) {
 		t.Errorf("the run ended with %v; want exit 3 (the ping missed)", err)
 	}
 }
+
+// TestMCPStdioMock: `llmproxy mcp mock` serves a scenario's fixtures over
+// stdio; an unknown preset is a usage error.
+func TestMCPStdioMock(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := startMCP(t, ctx, "", "mock", "--mcp", "../../docs/scenarios/weather.yaml")
+	cs, err := mcptest.Connect(ctx, run.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "weather", Arguments: map[string]any{"location": "Paris", "unit": "celsius"}})
+	if err != nil || res.IsError || !strings.Contains(mcptest.ResultText(res), "sunny") {
+		t.Errorf("tools/call: %v %+v; want the fixture's result", err, res)
+	}
+	cs.Close()
+	if err := run.wait(t); err != nil {
+		t.Errorf("mcp mock ended with %v", err)
+	}
+	var out, errOut bytes.Buffer
+	err = runMCPOn(ctx, []string{"mock", "--mcp", "no_such_preset"}, strings.NewReader(""), &out, &errOut)
+	if _, ok := err.(*usageError); !ok || !strings.Contains(err.Error(), "no_such_preset") {
+		t.Errorf("mcp mock --mcp no_such_preset: %v; want a usage error naming it", err)
+	}
+}
