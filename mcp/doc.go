@@ -13,5 +13,6 @@
 // server process over its stdin and stdout.
 //
 // It is the one package that reads or writes MCP message bodies, as wire is
-// for the model APIs, and it imports nothing of llmproxy.
+// for the model APIs (whose JSON-RPC error writer, wire.JSONRPCError, it
+// uses); it imports nothing else of llmproxy.
 package mcp

@@ -2,20 +2,20 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/tidwall/gjson"
 	"github.com/tidwall/sjson"
+
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // JSON-RPC error codes llmproxy answers with.
 const (
-	CodeParseError     = -32700 // the body is not JSON
-	CodeInvalidRequest = -32600 // JSON, but not one JSON-RPC message
-	CodeInternalError  = -32603 // the proxy failed (a cassette error, an upstream failure)
+	CodeParseError     = wire.JSONRPCParseError     // the body is not JSON
+	CodeInvalidRequest = wire.JSONRPCInvalidRequest // JSON, but not one JSON-RPC message
+	CodeInternalError  = wire.JSONRPCInternalError  // the proxy failed (a cassette error, an upstream failure)
 	// CodeCassetteMiss is a request the cassette has no answer for; its
 	// error's data says why (see ErrorBody).
 	CodeCassetteMiss = -32001
@@ -166,22 +166,5 @@ func RewriteEvent(event, id, token []byte) []byte {
 
 // ErrorBody is a JSON-RPC error response to the request whose id is id
 // (raw JSON; nil writes null), with code, message and, when data is not
-// nil, data (raw JSON).
-func ErrorBody(id []byte, code int, message string, data []byte) []byte {
-	if id == nil {
-		id = []byte("null")
-	}
-	b := make([]byte, 0, 64+len(message)+len(data))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, `,"message":`...)
-	q, _ := json.Marshal(message) // a string always marshals
-	b = append(b, q...)
-	if data != nil {
-		b = append(b, `,"data":`...)
-		b = append(b, data...)
-	}
-	return append(b, "}}"...)
-}
+// nil, data (raw JSON): wire.JSONRPCError.
+var ErrorBody = wire.JSONRPCError

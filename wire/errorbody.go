@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/llmproxy/llmproxy/mcp"
 )
 
 // ErrorBody returns an error response body in the provider's own shape, so
@@ -145,13 +143,35 @@ func rpcStatus(status int) string {
 // failure (a parse error for malformed JSON, an invalid request for any
 // other 4xx, an internal error otherwise) and data {"type":errType,"status":status}.
 func mcpError(status int, errType, message string) []byte {
-	code := mcp.CodeInternalError
+	code := JSONRPCInternalError
 	switch {
 	case errType == "invalid_request_error" && strings.Contains(message, "not valid JSON"):
-		code = mcp.CodeParseError
+		code = JSONRPCParseError
 	case status >= 400 && status < 500:
-		code = mcp.CodeInvalidRequest
+		code = JSONRPCInvalidRequest
 	}
 	data := (&jsonw{}).Obj().K("type").Str(errType).K("status").Int(int64(status)).End().Bytes()
-	return mcp.ErrorBody(nil, code, message, data)
+	return JSONRPCError(nil, code, message, data)
+}
+
+// The JSON-RPC 2.0 error codes llmproxy answers with.
+const (
+	JSONRPCParseError     = -32700 // the body is not JSON
+	JSONRPCInvalidRequest = -32600 // JSON, but not one JSON-RPC message
+	JSONRPCInternalError  = -32603 // the proxy failed
+)
+
+// JSONRPCError is a JSON-RPC 2.0 error response (MCP's error shape) to the
+// request whose id is id (raw JSON; nil writes null), with code, message
+// and, when data is not nil, data (raw JSON, written as it is).
+func JSONRPCError(id []byte, code int, message string, data []byte) []byte {
+	if id == nil {
+		id = nullJSON
+	}
+	w := &jsonw{b: make([]byte, 0, 64+len(message)+len(data))}
+	w.Obj().K("jsonrpc").Str("2.0").K("id").Raw(id).K("error").Obj().K("code").Int(int64(code)).K("message").Str(message)
+	if data != nil {
+		w.K("data").Raw(data)
+	}
+	return w.End().End().Bytes()
 }
