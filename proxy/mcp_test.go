@@ -388,3 +388,18 @@ func TestMCPMockRoute(t *testing.T) {
 		t.Errorf("misses: %q; want one", misses)
 	}
 }
+
+// TestMCPRecordUnknownServer: in record, /mcp/NAME for a NAME no --mcp
+// gave is a JSON-RPC error saying which flag to give; "mcp" is no upstream
+// name.
+func TestMCPRecordUnknownServer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rec.cassette")
+	h := startProxy(t, proxy.ModeRecord, path, "")
+	status, _, body := postMCP(t, h, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, nil)
+	if status != http.StatusBadGateway || !strings.Contains(body, `"id":3`) || !strings.Contains(body, "--mcp notes=URL") {
+		t.Errorf("got %d %s; want 502, a JSON-RPC error for id 3 naming --mcp notes=URL", status, body)
+	}
+	if err := proxy.CheckUpstreamName("mcp"); err == nil {
+		t.Error(`CheckUpstreamName("mcp") = nil; want an error`)
+	}
+}

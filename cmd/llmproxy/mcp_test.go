@@ -30,7 +30,7 @@ func actAsMCPServer(role, arg string) (int, bool) {
 			return 1, true
 		}
 		return 0, true
-	case "mcp-garbage", "mcp-exit", "mcp-silent":
+	case "mcp-garbage", "mcp-exit", "mcp-silent", "mcp-huge":
 		buf := make([]byte, 1<<16)
 		for {
 			if _, err := os.Stdin.Read(buf); err != nil {
@@ -41,6 +41,8 @@ func actAsMCPServer(role, arg string) (int, bool) {
 				fmt.Println("this is not JSON-RPC")
 			case "mcp-exit":
 				return 4, true
+			case "mcp-huge":
+				fmt.Println(`{"jsonrpc":"2.0","id":1,"result":{"x":"` + strings.Repeat("x", 2<<20) + `"}}`)
 			}
 		}
 	}
@@ -139,20 +141,21 @@ func asExit(err error, ee **exitError) bool {
 	return ok
 }
 
-// TestMCPStdioBadServers: a server that writes garbage, exits, or never
-// answers gives the client a JSON-RPC error saying so (no hang) and records
+// TestMCPStdioBadServers: a server that writes garbage, exits, never
+// answers or writes a message over --max-response gives the client a JSON-RPC error saying so (no hang) and records
 // nothing.
 func TestMCPStdioBadServers(t *testing.T) {
 	for _, tc := range []struct{ role, want string }{
 		{"mcp-garbage", "is not valid JSON"},
 		{"mcp-exit", "exited (exit status 4)"},
 		{"mcp-silent", ""},
+		{"mcp-huge", "longer than the limit"},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			path := filepath.Join(t.TempDir(), "bad.cassette")
-			run := startMCP(t, ctx, tc.role, "record", "--cassette", path, "--name", "notes", "--upstream-timeout", "300ms", "--", self(t))
+			run := startMCP(t, ctx, tc.role, "record", "--cassette", path, "--name", "notes", "--upstream-timeout", "300ms", "--max-response", "1MiB", "--", self(t))
 			if _, err := mcptest.Connect(ctx, run.client); err == nil {
 				t.Errorf("connect succeeded; want an error")
 			}
