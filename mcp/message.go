@@ -168,3 +168,18 @@ func RewriteEvent(event, id, token []byte) []byte {
 // (raw JSON; nil writes null), with code, message and, when data is not
 // nil, data (raw JSON): wire.JSONRPCError.
 var ErrorBody = wire.JSONRPCError
+
+// ToolCall reads a tools/call request: the tool's name, its arguments (raw
+// JSON, "{}" when absent) and the request's id (raw JSON). ok is false for
+// any other message.
+func ToolCall(body []byte) (name string, args, id []byte, ok bool) {
+	r := gjson.GetManyBytes(body, "method", "params.name", "params.arguments", "id")
+	if r[0].Str != "tools/call" || r[1].Type != gjson.String {
+		return "", nil, nil, false
+	}
+	args = []byte("{}")
+	if r[2].Exists() {
+		args = []byte(r[2].Raw)
+	}
+	return r[1].Str, args, []byte(r[3].Raw), true
+}

@@ -210,6 +210,13 @@ func TestMCPReplayIgnoresRunParts(t *testing.T) {
 			if len(misses) > 0 {
 				t.Errorf("missed: %q", misses)
 			}
+			log, err := rep.p.Log(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := log[len(log)-1]; len(e.ToolCalls) != 1 || e.ToolCalls[0].Name != "write_note" {
+				t.Errorf("the log's last entry lists tool calls %+v; want the MCP call write_note", e.ToolCalls)
+			}
 		})
 	}
 }
