@@ -36,6 +36,8 @@ type Child struct {
 	mu      sync.Mutex
 	pending map[string]chan []byte
 	err     error // why the server is gone; nil while it runs
+	closing bool  // Close was called: an exit is no failure
+	failed  error // why the server broke or exited before Close; nil if it did not
 	done    chan struct{}
 }
 
@@ -98,7 +100,8 @@ func (c *Child) read(stdout io.Reader, maxLine int) {
 			c.unsolicited(line)
 		}
 	}
-	if why != nil && c.cmd.Process != nil {
+	broke := why != nil
+	if broke && c.cmd.Process != nil {
 		_ = c.cmd.Process.Kill()
 	}
 	_, _ = io.Copy(io.Discard, stdout)
@@ -108,6 +111,9 @@ func (c *Child) read(stdout io.Reader, maxLine int) {
 	}
 	c.mu.Lock()
 	c.err = fmt.Errorf("%w: %w", ErrServerGone, why)
+	if broke || !c.closing {
+		c.failed = c.err
+	}
 	c.mu.Unlock()
 	close(c.done)
 }
@@ -218,9 +224,20 @@ func reply(req *http.Request, status int, body []byte) *http.Response {
 	}
 }
 
+// Failure is why the server broke (wrote what is no JSON-RPC message, or
+// one over its bound) or exited before Close; nil if it did neither.
+func (c *Child) Failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.failed
+}
+
 // Close ends the server: its stdin is closed, and it is killed if it has
 // not exited within grace.
 func (c *Child) Close(grace time.Duration) error {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
 	_ = c.stdin.Close()
 	t := time.NewTimer(grace)
 	defer t.Stop()

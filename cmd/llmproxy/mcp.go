@@ -169,12 +169,9 @@ func (c *mcpConfig) run(ctx context.Context, stdin io.Reader, stdout, stderr io.
 	err = b.Serve(serveCtx, stdin, out)
 	srv.Close() // writes what was recorded
 	if child != nil {
-		select {
-		case <-child.Done():
-			if ctx.Err() == nil {
-				return child.Err()
-			}
-		default:
+		_ = child.Close(5 * time.Second)
+		if fail := child.Failure(); fail != nil && ctx.Err() == nil {
+			return fail
 		}
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
