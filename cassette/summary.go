@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/llmproxy/llmproxy/mcp"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -53,11 +54,20 @@ type ToolResult struct {
 }
 
 // Summarize returns the listing form of an interaction, with the tool calls
-// its response made as package wire reads them (none when it cannot).
+// its response made as package wire reads them (none when it cannot), or,
+// for an MCP tools/call, the call its request made.
 func Summarize(i *Interaction) Summary {
 	sum := Summary{
 		ID: i.ID, Upstream: i.Upstream, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method,
 		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(), RecordedAt: i.RecordedAt,
+	}
+	if wire.Kind(i.Kind) == wire.KindMCP {
+		// An MCP tools/call is the agent calling a tool: its request is
+		// the call.
+		if name, args, _, ok := mcp.ToolCall(i.Request.Body); ok {
+			sum.ToolCalls = []ToolCall{{Name: name, Arguments: rawJSON(args, "{}")}}
+		}
+		return sum
 	}
 	resp, err := wire.ParseResponse(wire.Kind(i.Kind), i.Response.WireFraming(), i.Response.Bytes())
 	if err == nil {

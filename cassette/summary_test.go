@@ -70,3 +70,19 @@ func TestProxyPath(t *testing.T) {
 		t.Errorf("named upstream: %s", got)
 	}
 }
+
+// TestSummarizeMCPToolCall: an MCP tools/call lists as the tool call its
+// request made; other MCP messages list none.
+func TestSummarizeMCPToolCall(t *testing.T) {
+	call := &cassette.Interaction{Kind: "mcp", Upstream: "mcp/fs", Request: cassette.Request{Method: "POST",
+		Body: []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a"}}}`)},
+		Response: cassette.Response{Status: 200, Body: []byte(`{"jsonrpc":"2.0","id":4,"result":{}}`)}}
+	s := cassette.Summarize(call)
+	if len(s.ToolCalls) != 1 || s.ToolCalls[0].Name != "write_file" || string(s.ToolCalls[0].Arguments) != `{"path":"a"}` {
+		t.Errorf("tool calls = %+v", s.ToolCalls)
+	}
+	call.Request.Body = []byte(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	if s := cassette.Summarize(call); len(s.ToolCalls) != 0 {
+		t.Errorf("tools/list lists tool calls %+v", s.ToolCalls)
+	}
+}

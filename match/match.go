@@ -15,6 +15,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/internal/jsonvalue"
+	"github.com/llmproxy/llmproxy/mcp"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Request is what matching looks at.
@@ -88,6 +90,9 @@ func New(r Rules, describe Describer) (*Matcher, error) {
 		}
 		m.byKind[kind] = ig
 	}
+	if err := m.builtIn(); err != nil {
+		return nil, err
+	}
 	m.leftOutQuery = append(append([]string{}, r.IgnoreQuery...), r.SecretQuery...)
 	for _, h := range r.Headers {
 		if strings.TrimSpace(h) == "" {
@@ -100,6 +105,27 @@ func New(r Rules, describe Describer) (*Matcher, error) {
 	sum := sha256.Sum256(fp)
 	m.fingerprint = hex.EncodeToString(sum[:8])
 	return m, nil
+}
+
+// builtIn adds the paths an API kind never compares, whatever the rules:
+// an MCP message's JSON-RPC id and progress token (mcp.IgnorePaths). They
+// are policy, not rules, so they are not in the fingerprint; no cassette
+// held an MCP interaction before they were, so none was keyed without them.
+func (m *Matcher) builtIn() error {
+	kind := string(wire.KindMCP)
+	ig, ok := m.byKind[kind]
+	if !ok {
+		ig = append(jsonvalue.Ignore(nil), m.all...)
+	}
+	for _, p := range mcp.IgnorePaths() {
+		pp, ok := jsonvalue.ParsePattern(p)
+		if !ok {
+			return fmt.Errorf("built-in ignore path %q for %s: %w", p, kind, ErrBadRule)
+		}
+		ig = append(ig, pp)
+	}
+	m.byKind[kind] = ig
+	return nil
 }
 
 func normalRules(r Rules) Rules {

@@ -31,7 +31,7 @@ var rulesFields = []string{"ignore", "ignore_by_kind", "ignore_query", "headers"
 // ruleKinds are the API kinds ignore_by_kind may name.
 var ruleKinds = []wire.Kind{
 	wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini,
-	wire.KindOllama, wire.KindEmbeddings, wire.KindGeneric,
+	wire.KindOllama, wire.KindEmbeddings, wire.KindGeneric, wire.KindMCP,
 }
 
 // LoadRules reads a rules file: one JSON object such as

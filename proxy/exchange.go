@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/mcp"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -35,6 +36,8 @@ type exchange struct {
 	// played is set once a recording answered the request; nothing then
 	// keeps its body.
 	played bool
+	// mcp is the JSON-RPC message of an MCP request (kind wire.KindMCP).
+	mcp mcp.Message
 }
 
 // logArgs are the attributes of the exchange's log lines, then more.
@@ -61,6 +64,9 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind := wire.Detect(r.Method, rt.path)
+	if rt.mcp {
+		kind = wire.KindMCP
+	}
 	var t *tape
 	var se *session
 	releaseTape := func() {}
@@ -89,6 +95,10 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		s.failBody(w, r, kind, rt, err)
 		return
 	}
+	if s.mock != nil && rt.mcp {
+		s.mockMCP(w, r, start, rt, body)
+		return
+	}
 	if s.mock != nil {
 		s.mock.serve(w, r, start, rt, kind, body, se)
 		return
@@ -108,6 +118,9 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		Header: sc.header, Body: s.redactor.Body(body), Kind: string(kind),
 	}
 	x.mreq = &x.request
+	if kind == wire.KindMCP && !s.admitMCP(w, x) {
+		return
+	}
 	x.key, err = x.rules.matcher.Key(x.mreq)
 	if err != nil {
 		failWith(w, kind, http.StatusBadRequest, "invalid_request_error",

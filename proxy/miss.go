@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // MissHeader marks a miss answer.
@@ -34,6 +35,10 @@ const (
 // when every one was served already.
 func (s *Server) miss(w http.ResponseWriter, x *exchange, served []uint64) {
 	msg := s.explainFixtures(x, s.explainMiss(x, served)) + s.pageOf(x)
+	if x.kind == wire.KindMCP {
+		s.missMCP(w, x, msg)
+		return
+	}
 	s.missed(msg)
 	x.tape.stats.miss(x.req.Method, cassette.ProxyPath(x.route.name, x.mreq.Path), msg)
 	s.log.WarnContext(x.req.Context(), "miss", x.logArgs("reason", msg)...)

@@ -18,6 +18,10 @@ import (
 // arrives, and writes the interaction once the response completed, in the
 // order the requests arrived (see writeBehind.arrive).
 func (s *Server) record(w http.ResponseWriter, x *exchange) {
+	if x.route.base == nil { // an MCP server this proxy was not given
+		s.noMCPServer(w, x)
+		return
+	}
 	// The journal's readers wait for the interaction to be written (or
 	// dropped), which may be after this handler returns, once the client
 	// may hold the whole response.

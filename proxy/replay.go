@@ -4,9 +4,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/mcp"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // replay answers from the cassette; in auto mode a miss is recorded instead.
@@ -173,6 +176,10 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, 
 	ctx := x.req.Context()
 	rep.SetHeaders(w.Header()) // and Content-Length, for a body
 	sandbox(w.Header())        // over the recording's own
+	isMCP := x.kind == wire.KindMCP
+	if isMCP {
+		mcpHeaders(w.Header(), x)
+	}
 	if !sleep(ctx, s.cfg.Latency) {
 		return false
 	}
@@ -183,10 +190,15 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, 
 	if !rep.Streamed() || n == 0 {
 		last()
 	}
+	body := rep.Body()
+	if isMCP && !rep.Streamed() && len(body) > 0 {
+		body = mcp.Rewrite(body, x.mcp.ID, x.mcp.ProgressToken)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	w.WriteHeader(rep.Status)
 	rc := http.NewResponseController(w)
 	if !rep.Streamed() {
-		if _, err := w.Write(rep.Body()); err != nil {
+		if _, err := w.Write(body); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
@@ -196,6 +208,9 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, 
 			return false
 		}
 		data, at := rep.Event(k)
+		if isMCP {
+			data = mcp.RewriteEvent(data, x.mcp.ID, x.mcp.ProgressToken)
+		}
 		if s.cfg.Pace == PaceRecorded && !sleepUntil(ctx, x.start.Add(s.cfg.Latency+millis(at))) {
 			return false
 		}

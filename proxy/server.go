@@ -47,6 +47,13 @@ type Config struct {
 	MaxOpenCassettes int
 	// Upstreams are the named upstreams; nil means DefaultUpstreams.
 	Upstreams map[string]*url.URL
+	// MCP are the MCP servers speaking streamable HTTP, by name: the route
+	// /mcp/NAME is forwarded to MCP[NAME], the server's endpoint URL (see
+	// MCPPrefix). Replay needs none.
+	MCP map[string]*url.URL
+	// MCPMocks serve the route /mcp/NAME in ModeMock, by name (package
+	// mcpmock's handlers).
+	MCPMocks map[string]http.Handler
 	// Default receives unprefixed paths; nil means Upstreams["openai"].
 	Default *url.URL
 	// Indexer gives requests and recordings their match keys; nil means

@@ -52,6 +52,9 @@ func CheckUpstreamName(name string) error {
 	if name == "" || strings.ContainsAny(name, "/?#") || strings.HasPrefix(name, "_") {
 		return fmt.Errorf("upstream name %q: %w", name, ErrConfig)
 	}
+	if name == MCPPrefix {
+		return fmt.Errorf("upstream name %q: /%s/NAME/ is the route of MCP servers (--mcp NAME=URL): %w", name, MCPPrefix, ErrConfig)
+	}
 	return nil
 }
 
@@ -62,12 +65,18 @@ type route struct {
 	path string   // upstream-relative path, escaped as received
 	// unprefixed: the path named no configured upstream.
 	unprefixed bool
+	// mcp: the path is under /mcp/NAME (see MCPPrefix); base is nil when
+	// no MCP server NAME was configured.
+	mcp bool
 }
 
 // route picks the upstream from the first path segment only.
 func (s *Server) route(r *http.Request) route {
 	p := r.URL.EscapedPath()
 	if rest, ok := strings.CutPrefix(p, "/"); ok {
+		if rt, ok := s.mcpRoute(rest); ok {
+			return rt
+		}
 		name, tail, _ := strings.Cut(rest, "/")
 		if u, ok := s.upstreams[name]; ok {
 			return route{name: name, base: u, path: "/" + tail}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -21,6 +22,9 @@ import (
 // has no room for errType. The body is compact JSON without a final newline.
 // WriteError writes the errors a provider itself sends, in the same shapes.
 func ErrorBody(kind Kind, status int, errType, message string) (contentType string, body []byte) {
+	if kind == KindMCP {
+		return "application/json", mcpError(status, errType, message)
+	}
 	return "application/json", errorDoc(kind, errorFields{
 		status: status, typ: errType, code: errType, message: message, reason: errType, domain: "llmproxy",
 	})
@@ -132,4 +136,42 @@ func rpcStatus(status int) string {
 		return "INVALID_ARGUMENT"
 	}
 	return "UNKNOWN"
+}
+
+// mcpError is ErrorBody's JSON-RPC error: id null (the proxy answers a
+// request it could not read, or before reading its id), the code of the
+// failure (a parse error for malformed JSON, an invalid request for any
+// other 4xx, an internal error otherwise) and data {"type":errType,"status":status}.
+func mcpError(status int, errType, message string) []byte {
+	code := JSONRPCInternalError
+	switch {
+	case errType == "invalid_request_error" && strings.Contains(message, "not valid JSON"):
+		code = JSONRPCParseError
+	case status >= 400 && status < 500:
+		code = JSONRPCInvalidRequest
+	}
+	data := (&jsonw{}).Obj().K("type").Str(errType).K("status").Int(int64(status)).End().Bytes()
+	return JSONRPCError(nil, code, message, data)
+}
+
+// The JSON-RPC 2.0 error codes llmproxy answers with.
+const (
+	JSONRPCParseError     = -32700 // the body is not JSON
+	JSONRPCInvalidRequest = -32600 // JSON, but not one JSON-RPC message
+	JSONRPCInternalError  = -32603 // the proxy failed
+)
+
+// JSONRPCError is a JSON-RPC 2.0 error response (MCP's error shape) to the
+// request whose id is id (raw JSON; nil writes null), with code, message
+// and, when data is not nil, data (raw JSON, written as it is).
+func JSONRPCError(id []byte, code int, message string, data []byte) []byte {
+	if id == nil {
+		id = nullJSON
+	}
+	w := &jsonw{b: make([]byte, 0, 64+len(message)+len(data))}
+	w.Obj().K("jsonrpc").Str("2.0").K("id").Raw(id).K("error").Obj().K("code").Int(int64(code)).K("message").Str(message)
+	if data != nil {
+		w.K("data").Raw(data)
+	}
+	return w.End().End().Bytes()
 }

@@ -27,6 +27,11 @@ const (
 	KindEmbeddings Kind = "embeddings"
 	// KindGeneric is everything else: bodies are carried, never interpreted.
 	KindGeneric Kind = "generic"
+	// KindMCP is a Model Context Protocol server's JSON-RPC traffic, routed
+	// by the proxy's /mcp/NAME/ prefix, never by Detect. Package mcp reads
+	// its bodies; here it is carried like KindGeneric, but its errors are
+	// JSON-RPC errors (ErrorBody).
+	KindMCP Kind = "mcp"
 )
 
 // Detect returns the API kind of a request. path is relative to the upstream

@@ -135,7 +135,7 @@ type Request struct {
 func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
 	req := Request{Kind: kind}
 	switch kind {
-	case KindGeneric:
+	case KindGeneric, KindMCP:
 		if checkJSON(body) == nil {
 			req.Model = strOf(gjson.GetBytes(body, "model"))
 		}

@@ -90,13 +90,13 @@ func ParseResponse(kind Kind, f Framing, body []byte) (Response, error) {
 		acc = &geminiAcc{}
 	case KindOllama:
 		acc = &ollamaAcc{}
-	case KindEmbeddings, KindGeneric:
+	case KindEmbeddings, KindGeneric, KindMCP:
 		acc = &errorAcc{}
 	default:
 		return Response{}, fmt.Errorf("%s response: %w: unknown API kind", kind, ErrUnsupported)
 	}
 	err := eachDoc(kind, f, body, func(doc gjson.Result, _ func(int) int) { acc.add(doc) })
-	if kind == KindGeneric {
+	if kind == KindGeneric || kind == KindMCP {
 		err = nil
 	}
 	r := acc.finish()

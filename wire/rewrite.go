@@ -53,7 +53,7 @@ import (
 // unknown kind, ErrUnsupported.
 func RewriteCallIDs(kind Kind, f Framing, body []byte, ids map[string]string) ([]byte, error) {
 	switch kind {
-	case KindGeneric, KindEmbeddings:
+	case KindGeneric, KindEmbeddings, KindMCP:
 		return body, nil
 	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
 	default:

@@ -38,7 +38,7 @@ type Message struct {
 // errors are ParseRequest's.
 func Transcript(kind Kind, path string, body []byte) ([]Message, error) {
 	req, err := ParseRequest(kind, path, body)
-	if err != nil || kind == KindGeneric {
+	if err != nil || kind == KindGeneric || kind == KindMCP {
 		return nil, err
 	}
 	doc := gjson.ParseBytes(body) // ParseRequest validated it

@@ -67,6 +67,8 @@ func commands() []command {
 			"[NAME] [--json]", nil},
 		{"demo", "replays the bundled demo cassette through a real client's tool round, with no network and no key",
 			"", runDemo},
+		{"mcp", "records, replays or mocks an MCP server that speaks over stdio, wrapping the command an agent would run",
+			mcpSynopsis, runMCP},
 		{"view", "serves the web view of a cassette or a scenario alone, read-only, and never contacts a provider",
 			"--cassette FILE | --scenario FILE... [--listen ADDR]", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return runView(ctx, args, stdout, stderr, signals)

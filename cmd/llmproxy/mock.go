@@ -20,6 +20,7 @@ import (
 type mockConfig struct {
 	scenarios       listFlag
 	mapSpecs        listFlag
+	mcpMocks        listFlag
 	listen          string
 	pace            string
 	failOnUnused    bool
@@ -37,6 +38,7 @@ type mockConfig struct {
 func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
 	fs := newFlagSet("mock", help)
 	fs.Var(&c.scenarios, "scenario", "scenario `file` (YAML or JSON) to serve (repeatable; X-Llmproxy-Scenario picks one per request)")
+	fs.Var(&c.mcpMocks, "mcp", "serve an MCP server at /mcp/NAME: `NAME=SPEC`, SPEC a scenario file (its fixtures answer tools/call), preset names (a,b) or presets (all) (repeatable)")
 	fs.Var(&c.mapSpecs, "map", "call a preset by the application's function name: `TOOL=PRESET` (repeatable; as: in the file wins)")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:7878", "`addr`ess to listen on (port 0 picks a free port)")
 	fs.StringVar(&c.pace, "pace", "scripted", "`timing`: scripted (the scenario's delays and stream intervals) or instant (none)")
@@ -123,6 +125,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		}
 	}
 	cfg.ToolNames = mapping
+	if cfg.MCPMocks, err = mcpMockHandlers(c.source("mcp"), c.mcpMocks); err != nil {
+		return err
+	}
 	var rl *runLog
 	if cr != nil {
 		rl = &cr.log

@@ -131,6 +131,9 @@ func actAsChild(role string) int {
 		fmt.Println("got SIGTERM; proxy answered", resp.StatusCode)
 		return 7
 	}
+	if code, ok := actAsMCPServer(name, arg); ok {
+		return code
+	}
 	fmt.Fprintln(os.Stderr, "unknown child role", role)
 	return 99
 }

@@ -28,6 +28,7 @@ type serveConfig struct {
 	cassetteDir     string
 	listen          string
 	upstreams       listFlag
+	mcpServers      listFlag
 	ignore          listFlag
 	rules           string
 	onExhausted     string
@@ -95,6 +96,7 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 	if c.mode != proxy.ModeReplay {
 		fs.BoolVar(&c.refresh, "refresh", false, "replay what matches and record what does not; when the run ends, drop the recorded turns each re-recorded conversation superseded, in one atomic rewrite (a killed run leaves the cassette as it was)")
 		fs.BoolVar(&c.prune, "prune", false, "with --refresh: also drop the interactions no request used")
+		fs.Var(&c.mcpServers, "mcp", "MCP server NAME=`URL` (its streamable HTTP endpoint), reached at /mcp/NAME (repeatable)")
 		fs.DurationVar(&c.upstreamTimeout, "upstream-timeout", 10*time.Minute, "how long the upstream may stay silent")
 		fs.BoolVar(&c.sync, "sync", false, "end each recorded response only once its interaction is on disk (a kill -9 then loses none)")
 		sizeVar(fs, &c.maxResponse, "max-response", proxy.DefaultMaxResponse, "largest response recorded, decoded, a `size` (over it: the response is cut, nothing recorded)")
@@ -415,6 +417,9 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		return cfg, nil, usagef("%s: needs --max-age", c.source("strict-age"))
 	}
 	if cfg.Upstreams, cfg.Default, err = parseUpstreams(c.source("upstream"), c.upstreams); err != nil {
+		return cfg, nil, err
+	}
+	if cfg.MCP, err = parseMCPServers(c.source("mcp"), c.mcpServers); err != nil {
 		return cfg, nil, err
 	}
 	if cfg.Redactor, err = cassette.NewRedactor(c.redactHeaders, c.redactJSON); err != nil {
