@@ -19,23 +19,35 @@ const Redacted = "REDACTED"
 
 // DefaultSecretHeaders are the request headers that carry credentials or
 // account identifiers in the supported providers' APIs (and Azure's API
-// Management gateway). Their values are replaced by Redacted, in responses
-// too where a provider echoes one (OpenAI's openai-organization and
-// openai-project).
+// Management gateway, and AWS's SigV4 session token). Their values are
+// replaced by Redacted, in responses too where a provider echoes one
+// (OpenAI's openai-organization and openai-project). Authorization covers
+// SigV4's "AWS4-HMAC-SHA256 Credential=…, Signature=…" and OAuth bearer
+// tokens (Vertex AI) alike.
 var DefaultSecretHeaders = []string{
 	"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Cookie",
 	"OpenAI-Organization", "OpenAI-Project", "Anthropic-Api-Key", "Ocp-Apim-Subscription-Key",
+	"X-Amz-Security-Token",
 }
+
+// SigningHeaders are the request headers AWS SDKs add for each signing or
+// attempt: SigV4's date and payload hash and the SDK's invocation id and
+// retry count. They differ on every request, so they are never stored
+// (the redactor drops them) and, like the secret headers, a matching rule
+// may not name them. The proxy forwards them as the client sent them: it
+// never re-signs.
+var SigningHeaders = []string{"X-Amz-Date", "X-Amz-Content-Sha256", "Amz-Sdk-Invocation-Id", "Amz-Sdk-Request"}
 
 // DefaultSecretQuery are the query parameters that carry credentials. A
 // query is read as internal/query reads it — split at '&' and at ';',
 // names unescaped and compared without regard to case — here and in
-// matching, which never compares these parameters.
-var DefaultSecretQuery = []string{"key", "api_key", "access_token"}
+// matching, which never compares these parameters. The X-Amz- ones are a
+// presigned AWS URL's session token, credential scope and signature.
+var DefaultSecretQuery = []string{"key", "api_key", "access_token", "X-Amz-Security-Token", "X-Amz-Credential", "X-Amz-Signature"}
 
 // droppedRequestHeaders describe the connection, not the request, besides
-// the hop-by-hop headers.
-var droppedRequestHeaders = []string{"Content-Length", "Accept-Encoding"}
+// the hop-by-hop headers, and the SigningHeaders.
+var droppedRequestHeaders = append([]string{"Content-Length", "Accept-Encoding"}, SigningHeaders...)
 
 // droppedResponseHeaders describe the recorded connection or carry secrets,
 // besides the hop-by-hop headers; replay computes its own framing headers.
@@ -70,8 +82,12 @@ func NewRedactor(extraHeaders, bodyPaths []string) (*Redactor, error) {
 	return r, nil
 }
 
-// IsSecretHeader reports whether a request header is redacted.
-func (r *Redactor) IsSecretHeader(name string) bool { return r.headers[http.CanonicalHeaderKey(name)] }
+// IsSecretHeader reports whether a request header is redacted or, as the
+// SigningHeaders are, never stored: matching may compare neither.
+func (r *Redactor) IsSecretHeader(name string) bool {
+	k := http.CanonicalHeaderKey(name)
+	return r.headers[k] || contains(SigningHeaders, k)
+}
 
 // BodyPaths are the extra gjson paths redacted in request bodies; matching
 // must ignore them, since a live request still carries the real value.
