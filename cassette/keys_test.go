@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Key-shaped test strings. They have the form of real credentials and are
@@ -270,5 +271,28 @@ func TestRedactAWSCredentials(t *testing.T) {
 		if got := string(cassette.RedactKeys([]byte(tc.in))); got != want {
 			t.Errorf("%s: RedactKeys(%q) = %q, want %q", tc.name, tc.in, got, want)
 		}
+	}
+}
+
+// A key in an event stream message's payload is redacted and the message
+// framed anew: it still decodes, CRCs and lengths right.
+func TestRedactEventStreamMessage(t *testing.T) {
+	msg, err := wire.EncodeEventStream([]wire.EventStreamHeader{wire.StringHeader(":event-type", "contentBlockDelta")},
+		[]byte(`{"contentBlockIndex":0,"delta":{"text":"use `+keyOpenAILegacy+`"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := &cassette.Interaction{Response: cassette.Response{Framing: "eventstream", Events: []cassette.Event{{Data: msg}}}}
+	red.Redact(i)
+	m, err := wire.DecodeEventStream(i.Response.Events[0].Data)
+	if err != nil {
+		t.Fatalf("the redacted message does not decode: %v", err)
+	}
+	if want := `{"contentBlockIndex":0,"delta":{"text":"use ` + cassette.Redacted + `"}}`; string(m.Payload) != want || m.Header(":event-type") != "contentBlockDelta" {
+		t.Errorf("redacted payload %s, want %s", m.Payload, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/internal/hop"
 	"github.com/llmproxy/llmproxy/internal/query"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Redacted replaces a secret's value.
@@ -253,9 +254,27 @@ func (r *Redactor) Redact(i *Interaction) {
 	i.Request.Body = r.Body(i.Request.Body)
 	i.Response.Headers = ResponseHeaders(i.Response.Headers)
 	i.Response.Body = RedactKeys(i.Response.Body)
+	eventStream := i.Response.WireFraming() == wire.FramingEventStream
 	for n := range i.Response.Events {
+		if eventStream {
+			i.Response.Events[n].Data = redactMessage(i.Response.Events[n].Data)
+			continue
+		}
 		i.Response.Events[n].Data = RedactKeys(i.Response.Events[n].Data)
 	}
+}
+
+// redactMessage redacts key-shaped strings in an event stream message's
+// payload and frames it anew, lengths and CRCs computed for the new
+// payload, so that no message served from a cassette fails its CRC. A
+// message that does not decode (which recording never stores) loses its
+// key-shaped strings as any bytes do.
+func redactMessage(raw []byte) []byte {
+	out, err := wire.ReframeEventStream(raw, RedactKeys)
+	if err != nil {
+		return RedactKeys(raw)
+	}
+	return out
 }
 
 func containsFold(list []string, s string) bool {
