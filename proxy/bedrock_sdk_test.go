@@ -141,8 +141,12 @@ func checkSigV4(r *http.Request, body []byte, creds aws.Credentials) error {
 }
 
 // viaProxy is the SDK's HTTP client: it sends each request, signed for the
-// upstream, to the proxy's prefix, keeping the signed Host.
-type viaProxy struct{ prefix *url.URL }
+// upstream, to the proxy's prefix, keeping the signed Host, through next
+// (http.DefaultTransport when nil).
+type viaProxy struct {
+	prefix *url.URL
+	next   http.RoundTripper
+}
 
 func (v viaProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
@@ -151,6 +155,9 @@ func (v viaProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.URL.Scheme, r.URL.Host = v.prefix.Scheme, v.prefix.Host
 	r.URL.RawPath = strings.TrimSuffix(v.prefix.Path, "/") + path
 	r.URL.Path, _ = url.PathUnescape(r.URL.RawPath)
+	if v.next != nil {
+		return v.next.RoundTrip(r)
+	}
 	return http.DefaultTransport.RoundTrip(r)
 }
 
@@ -158,6 +165,11 @@ func (v viaProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 // and sending to the proxy at proxyPrefix (the /bedrock route), with no
 // retries.
 func bedrockClient(t testing.TB, signFor, proxyPrefix string, creds aws.Credentials) *bedrockruntime.Client {
+	return bedrockClientVia(t, signFor, proxyPrefix, creds, nil)
+}
+
+// bedrockClientVia is bedrockClient sending through next.
+func bedrockClientVia(t testing.TB, signFor, proxyPrefix string, creds aws.Credentials, next http.RoundTripper) *bedrockruntime.Client {
 	t.Helper()
 	p, err := url.Parse(proxyPrefix)
 	if err != nil {
@@ -167,7 +179,7 @@ func bedrockClient(t testing.TB, signFor, proxyPrefix string, creds aws.Credenti
 		Region:       bedrockRegion,
 		BaseEndpoint: aws.String(signFor),
 		Credentials:  credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken),
-		HTTPClient:   &http.Client{Transport: viaProxy{p}},
+		HTTPClient:   &http.Client{Transport: viaProxy{p, next}},
 		Retryer:      aws.NopRetryer{},
 	})
 }
@@ -176,6 +188,9 @@ func bedrockClient(t testing.TB, signFor, proxyPrefix string, creds aws.Credenti
 func withBedrock(base string) func(*proxy.Config) {
 	return func(c *proxy.Config) {
 		u, _ := url.Parse(base)
+		if c.Upstreams == nil {
+			c.Upstreams = map[string]*url.URL{}
+		}
 		c.Upstreams["bedrock"] = u
 	}
 }
