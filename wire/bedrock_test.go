@@ -157,3 +157,97 @@ func TestBedrockErrorBody(t *testing.T) {
 		t.Errorf("ErrorBody = %s %s", ct, body)
 	}
 }
+
+// A Converse tool result's output is found in a {"text"} or {"json"}
+// block and written back in the same shape.
+func TestConverseToolResultOutput(t *testing.T) {
+	for content, want := range map[string]string{
+		`[{"text":"{\"temperature\":21}"}]`: `{"temperature":21}`,
+		`[{"json":{"temperature":21}}]`:     `{"temperature":21}`,
+	} {
+		body := `{"messages":[{"role":"user","content":[{"toolResult":{"toolUseId":"t1","content":` + content + `}}]}]}`
+		req, err := wire.ParseRequest(wire.KindBedrockConverse, "/model/m/converse", []byte(body))
+		if err != nil || len(req.ToolResults) != 1 {
+			t.Fatalf("%s: %v", content, err)
+		}
+		out, shape, err := req.ToolResults[0].Output(wire.KindBedrockConverse)
+		if err != nil || string(out) != want {
+			t.Errorf("%s: output %s (%v), want %s", content, out, err, want)
+		}
+		again, err := wire.SetOutput([]byte(body), req.ToolResults[0].Path, shape, []byte(`{"temperature":5}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err = wire.ParseRequest(wire.KindBedrockConverse, "/model/m/converse", again)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, shape2, err := req.ToolResults[0].Output(wire.KindBedrockConverse); string(out) != `{"temperature":5}` || shape2 != shape || err != nil {
+			t.Errorf("%s: after SetOutput the output is %s (shape %d, %v)", content, out, shape2, err)
+		}
+	}
+}
+
+// Call ids are renamed in a ConverseStream's messages, each changed message
+// framed anew, and in a Converse request's toolUse and toolResult.
+func TestRewriteConverseCallIDs(t *testing.T) {
+	ids := map[string]string{"tooluse_paris01": "call_weather"}
+	body := fake.Captured("bedrock/converse-stream-tooluse.eventstream")
+	out, err := wire.RewriteCallIDs(wire.KindBedrockConverse, wire.FramingEventStream, body, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := wire.Split(wire.FramingEventStream, out); len(evs) != 8 {
+		t.Fatalf("rewritten stream has %d messages, want 8", len(evs))
+	}
+	r, err := wire.ParseResponse(wire.KindBedrockConverse, wire.FramingEventStream, out)
+	if err != nil || len(r.ToolCalls) != 1 || r.ToolCalls[0].ID != "call_weather" {
+		t.Errorf("read back %+v, %v", r.ToolCalls, err)
+	}
+	req, err := wire.RewriteCallIDs(wire.KindBedrockConverse, wire.FramingNone, []byte(converseToolRound), ids)
+	if err != nil || strings.Count(string(req), `"toolUseId":"call_weather"`) != 2 {
+		t.Errorf("rewritten request %s, %v", req, err)
+	}
+	cut := body[:len(body)-3]
+	if _, err := wire.RewriteCallIDs(wire.KindBedrockConverse, wire.FramingEventStream, cut, ids); !errors.Is(err, wire.ErrMalformed) {
+		t.Errorf("a cut stream: %v, want ErrMalformed", err)
+	}
+}
+
+func TestConverseTranscript(t *testing.T) {
+	msgs, err := wire.Transcript(wire.KindBedrockConverse, "/model/m/converse", []byte(converseToolRound))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 4 || msgs[0].Role != "system" || msgs[0].Text != "Be brief." || msgs[2].Text != "Let me look." ||
+		len(msgs[2].ToolCalls) != 1 || len(msgs[3].ToolResults) != 1 {
+		t.Errorf("transcript %+v", msgs)
+	}
+}
+
+// Errors on the Bedrock wires: the exception name in X-Amzn-Errortype and
+// __type, and a ConverseStream that ends with an exception message the
+// reader takes for the error.
+func TestBedrockWriteErrors(t *testing.T) {
+	w, err := wire.WriteError(wire.KindBedrockConverse, wire.ErrorAnswer{Status: 429, Message: "slow down"})
+	if err != nil || w.Header.Get("X-Amzn-Errortype") != "ThrottlingException" || string(w.Body) != `{"message":"slow down","__type":"ThrottlingException"}` {
+		t.Errorf("WriteError = %v %s, %v", w.Header, w.Body, err)
+	}
+	ev, err := wire.StreamError(wire.KindBedrockConverse, wire.WriteOptions{Stream: true}, wire.ErrorAnswer{Status: 429, Message: "slow down"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := wire.DecodeEventStream(ev.Raw)
+	if err != nil || m.Header(":message-type") != "exception" || m.Header(":exception-type") != "throttlingException" || ev.Name != "throttlingException" {
+		t.Fatalf("stream error %+v, %v", m, err)
+	}
+	a, err := wire.Write(wire.KindBedrockConverse, wire.Answer{ID: "x", Text: "Hi there"}, wire.WriteOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := append(a.Events[0].Raw, ev.Raw...)
+	r, err := wire.ParseResponse(wire.KindBedrockConverse, wire.FramingEventStream, body)
+	if err != nil || r.Error != "throttlingException: slow down" {
+		t.Errorf("read back error %q, %v", r.Error, err)
+	}
+}

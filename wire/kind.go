@@ -106,11 +106,12 @@ func (k Kind) Provider() string {
 // chatKinds are the chat APIs: the kinds whose requests carry messages,
 // tool calls and tool results, which mock answers, a scenario's api
 // condition names and from-cassette reads.
-var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama}
+var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse}
 
 // ChatKinds returns the chat APIs, the kinds for which CallsTools holds, in
 // this order: openai-chat, openai-responses, anthropic-messages, gemini,
-// ollama. The slice is the caller's.
+// ollama, bedrock-converse. The slice is the caller's. (bedrock-invoke is
+// read, not written: its bodies are each model's own.)
 func ChatKinds() []Kind { return slices.Clone(chatKinds[:]) }
 
 // CallsTools reports whether the API is a chat API, one that carries tool
