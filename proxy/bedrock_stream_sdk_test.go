@@ -52,7 +52,13 @@ type bedrockOp func(ctx context.Context, c *bedrockruntime.Client) (string, erro
 
 // converseStreamRound runs the weather tool round over ConverseStream.
 func converseStreamRound(ctx context.Context, c *bedrockruntime.Client) (string, error) {
-	msgs := []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "Weather in Paris?"}}}}
+	return converseStreamRoundOf(ctx, c, "Weather in Paris?")
+}
+
+// converseStreamRoundOf runs the weather tool round over ConverseStream,
+// asking prompt.
+func converseStreamRoundOf(ctx context.Context, c *bedrockruntime.Client, prompt string) (string, error) {
+	msgs := []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: prompt}}}}
 	tools := &types.ToolConfiguration{Tools: []types.Tool{&types.ToolMemberToolSpec{Value: types.ToolSpecification{
 		Name: aws.String("weather"), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(map[string]any{"type": "object"})}}}}}
 	var seen []string
