@@ -3,6 +3,7 @@ module github.com/llmproxy/llmproxy
 go 1.26.0
 
 require (
+	cloud.google.com/go/auth v0.9.3
 	github.com/andybalholm/brotli v1.3.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/aws/aws-sdk-go-v2 v1.48.0
@@ -26,7 +27,6 @@ require (
 
 require (
 	cloud.google.com/go v0.116.0 // indirect
-	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.23.3 // indirect
 	github.com/Azure/azure-sdk-for-go/sdk/internal v1.13.0 // indirect
