@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,27 @@ func TestBedrockSDKMock(t *testing.T) {
 	}
 	if out.StopReason != "tool_use" {
 		t.Errorf("Converse stop %q, want tool_use", out.StopReason)
+	}
+}
+
+// TestVertexAnthropicMock: Anthropic on Vertex AI (:rawPredict and
+// :streamRawPredict, the model in the path) is answered by a scenario as
+// Anthropic Messages, whole and streamed.
+func TestVertexAnthropicMock(t *testing.T) {
+	m := startMock(t, []string{weatherScenario})
+	const base = "/v1/projects/demo/locations/us-east5/publishers/anthropic/models/claude-3-5-haiku@20241022"
+	for _, tc := range []struct{ method, body, want string }{
+		{":rawPredict", `{"anthropic_version":"vertex-2023-10-16","max_tokens":64,"messages":[{"role":"user","content":"` + weatherPrompt + `"}]}`, `"type":"tool_use"`},
+		{":streamRawPredict", `{"anthropic_version":"vertex-2023-10-16","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"` + weatherPrompt + `"}]}`, "event: content_block_start"},
+	} {
+		resp, err := m.client("vertex"+tc.method).Post(m.srv.URL+base+tc.method, "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), "call_paris") {
+			t.Errorf("%s: %d %s, want the scripted call (%s)", tc.method, resp.StatusCode, b, tc.want)
+		}
 	}
 }
