@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/store"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // ExportFormat names the JSON export format in its "format" field.
@@ -154,12 +155,21 @@ func checkInteraction(n int, i *Interaction) error {
 	case i.Response.Status < 200:
 		return at("response.status", "%d is an informational (1xx) status, not a final answer; a recorded response has a status from 200 to 999", i.Response.Status)
 	case !knownFraming(i.Response.Framing):
-		return at("response.framing", "%q is not sse or ndjson", i.Response.Framing)
+		return at("response.framing", "%q is not sse, ndjson or eventstream", i.Response.Framing)
 	case i.Response.Framing != "" && len(i.Response.Body) > 0:
 		return at("response.body", "a streamed response keeps its bytes in events")
 	}
 	if _, err := http.NewRequest(i.Request.Method, "http://x"+i.Request.Path, nil); err != nil {
 		return at("request", "%v", err)
+	}
+	if i.Response.WireFraming() == wire.FramingEventStream {
+		// Replay serves each event as it is: each must be one whole
+		// message whose CRCs match.
+		for k, e := range i.Response.Events {
+			if _, err := wire.DecodeEventStream(e.Data); err != nil {
+				return at(fmt.Sprintf("response.events[%d].data", k), "%v", err)
+			}
+		}
 	}
 	return nil
 }

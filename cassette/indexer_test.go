@@ -84,8 +84,13 @@ func TestIndexerRefusesSecretHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cassette.NewIndexer(match.Rules{Headers: []string{"Authorization"}}, red)
-	if !errors.Is(err, match.ErrBadRule) || err.Error() != "match header Authorization: it carries a secret and is never stored: bad match rule" {
-		t.Errorf("NewIndexer = %v, want the secret header named, wrapping match.ErrBadRule", err)
+	// SigV4's headers too: the token, the date, the payload hash and the
+	// SDK's per-attempt ids, in any spelling.
+	for _, h := range []string{"Authorization", "X-Amz-Security-Token", "x-amz-date", "X-Amz-Content-Sha256", "amz-sdk-invocation-id", "Amz-Sdk-Request"} {
+		_, err = cassette.NewIndexer(match.Rules{Headers: []string{h}}, red)
+		want := "match header " + h + ": it carries a secret and is never stored: bad match rule"
+		if !errors.Is(err, match.ErrBadRule) || err.Error() != want {
+			t.Errorf("NewIndexer(%s) = %v, want the secret header named, wrapping match.ErrBadRule", h, err)
+		}
 	}
 }

@@ -13,7 +13,33 @@ import (
 var keyPrefixes = [...]struct {
 	prefix, anchor string
 	skip           int
-}{{"sk-", "k-", 1}, {"AIza", "AIza", 0}, {"AKIA", "AKIA", 0}, {"ASIA", "ASIA", 0}, {"eyJ", "yJ", 1}}
+}{{"sk-", "k-", 1}, {"AIza", "AIza", 0}, {"AKIA", "AKIA", 0}, {"ASIA", "ASIA", 0}, {"eyJ", "yJ", 1},
+	{stsTokenPrefix, stsTokenPrefix, 0}, {stsTokenPrefixOld, stsTokenPrefixOld, 0}}
+
+// stsTokenPrefix and stsTokenPrefixOld start AWS STS session tokens (the
+// X-Amz-Security-Token of temporary credentials): the base64 of the
+// token's first bytes, the same in every token STS issues.
+const (
+	stsTokenPrefix    = "IQoJb3JpZ2lu"
+	stsTokenPrefixOld = "FwoGZXIvYXdz"
+)
+
+// minSTSToken is the shortest run taken for a session token (real ones
+// are several hundred bytes).
+const minSTSToken = 100
+
+// secretNames are the spellings, less their first letter (which may be
+// either case), of the names under which an AWS secret access key is
+// written: JSON and SDK fields, the shared credentials file, the
+// environment.
+var secretNames = [...]string{"ecretAccessKey", "ecret_access_key", "ECRET_ACCESS_KEY"}
+
+// secretKeyLen is the length of an AWS secret access key.
+const secretKeyLen = 40
+
+func isBase64Byte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
+}
 
 // minSKBody is the shortest run after "sk-" taken for a key.
 const minSKBody = 20
@@ -75,6 +101,12 @@ func matchKey(b []byte, i int, prefix string) (end int, ok bool) {
 		}
 		end = keyRun(b, body)
 		return end, j-body == 16 && j == end
+	case stsTokenPrefix, stsTokenPrefixOld:
+		end = body
+		for end < len(b) && isBase64Byte(b[end]) {
+			end++
+		}
+		return end, end-i >= minSTSToken
 	case "eyJ":
 		first := keyRun(b, body)
 		if first-i < 10 || first >= len(b) || b[first] != '.' || !bytes.HasPrefix(b[first+1:], []byte("eyJ")) {
@@ -134,7 +166,51 @@ func findKeys(b []byte) []keySpan {
 			pos = max(end, at+1)
 		}
 	}
+	return append(spans, findNamedSecrets(b)...)
+}
+
+// findNamedSecrets returns the spans of AWS secret access keys written
+// under one of secretNames: the name, an optional closing quote (escaped
+// or not), spaces, ':' or '=', spaces, an optional opening quote, and
+// exactly secretKeyLen base64 bytes.
+func findNamedSecrets(b []byte) []keySpan {
+	var spans []keySpan
+	for _, name := range secretNames {
+		for pos := 0; ; {
+			n := bytes.Index(b[pos:], []byte(name))
+			if n < 0 {
+				break
+			}
+			pos += n + len(name)
+			start := skipAssign(b, pos)
+			end := start
+			for end < len(b) && isBase64Byte(b[end]) && end-start <= secretKeyLen {
+				end++
+			}
+			if start > pos && end-start == secretKeyLen {
+				spans = append(spans, keySpan{start, end})
+			}
+		}
+	}
 	return spans
+}
+
+// skipAssign returns where a value starts after a name ending at i: past
+// quotes, backslashes and spaces, one ':' or '=', then spaces and quotes.
+// It returns i when there is no ':' or '='.
+func skipAssign(b []byte, i int) int {
+	j := i
+	for j < len(b) && j-i < 8 && (b[j] == '"' || b[j] == '\\' || b[j] == ' ' || b[j] == '\'') {
+		j++
+	}
+	if j >= len(b) || (b[j] != ':' && b[j] != '=') {
+		return i
+	}
+	j++
+	for k := j; j < len(b) && j-k < 8 && (b[j] == '"' || b[j] == '\\' || b[j] == ' ' || b[j] == '\''); {
+		j++
+	}
+	return j
 }
 
 // RedactKeys returns b with every key-shaped string replaced by Redacted;
@@ -158,6 +234,14 @@ func findKeys(b []byte) []keySpan {
 //   - eyJ….eyJ….…: JSON Web Tokens, three base64url segments separated by
 //     dots, the first two starting with "eyJ" (a JSON object), the third
 //     (the signature) possibly empty.
+//   - IQoJb3JpZ2lu… and FwoGZXIvYXdz…: AWS STS session tokens, the prefix
+//     and base64 bytes (letters, digits, '+', '/', '=') to at least 100
+//     in all.
+//   - AWS secret access keys where they are named: exactly 40 base64
+//     bytes after SecretAccessKey, secretAccessKey, aws_secret_access_key
+//     or AWS_SECRET_ACCESS_KEY, a ':' or '=' and optional quotes and
+//     spaces (a secret key has no prefix of its own; SigV4 never sends
+//     it, so only a body or log that quotes a credentials file holds one).
 //
 // Ids such as chatcmpl-…, call_…, msg_… or toolu_… have none of these
 // prefixes, and base64 data (an image) holds no '-' and runs on without a

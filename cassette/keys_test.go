@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Key-shaped test strings. They have the form of real credentials and are
@@ -238,5 +239,60 @@ func BenchmarkRedactKeysBaseline(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
 		gjson.ValidBytes(body)
+	}
+}
+
+// AWS credentials as SDKs, credentials files and STS answers spell them:
+// the session token by its shape, the secret key where it is named.
+func TestRedactAWSCredentials(t *testing.T) {
+	r := cassette.Redacted
+	const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	token := "IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJHMEUCIQD6" + strings.Repeat("Zm9vYmFy+/", 30) + "=="
+	oldToken := "FwoGZXIvYXdzEJr//////////wEaDOOmM3cG" + strings.Repeat("YmF6cXV4", 20)
+	for _, tc := range []struct{ name, in, want string }{
+		{"session token in JSON", `{"SessionToken":"` + token + `"}`, `{"SessionToken":"` + r + `"}`},
+		{"older session token in a header value", oldToken, r},
+		{"secret in STS JSON", `{"SecretAccessKey": "` + secret + `"}`, `{"SecretAccessKey": "` + r + `"}`},
+		{"secret in SDK JSON", `{"secretAccessKey":"` + secret + `"}`, `{"secretAccessKey":"` + r + `"}`},
+		{"secret in a credentials file", "aws_secret_access_key = " + secret + "\n", "aws_secret_access_key = " + r + "\n"},
+		{"secret in the environment", "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_SECRET_ACCESS_KEY=" + r},
+		{"secret in escaped JSON", `"{\"secretAccessKey\":\"` + secret + `\"}"`, `"{\"secretAccessKey\":\"` + r + `\"}"`},
+		// Kept: a short token-like string, a named value of another length,
+		// the name without a value.
+		{"short token prefix", "IQoJb3JpZ2luX2Vj", ""},
+		{"named value of 39 bytes", "aws_secret_access_key=" + secret[1:], ""},
+		{"named value of 41 bytes", "aws_secret_access_key=" + secret + "A", ""},
+		{"name alone", "set aws_secret_access_key in your profile", ""},
+	} {
+		want := tc.want
+		if want == "" {
+			want = tc.in
+		}
+		if got := string(cassette.RedactKeys([]byte(tc.in))); got != want {
+			t.Errorf("%s: RedactKeys(%q) = %q, want %q", tc.name, tc.in, got, want)
+		}
+	}
+}
+
+// A key in an event stream message's payload is redacted and the message
+// framed anew: it still decodes, CRCs and lengths right.
+func TestRedactEventStreamMessage(t *testing.T) {
+	msg, err := wire.EncodeEventStream([]wire.EventStreamHeader{wire.StringHeader(":event-type", "contentBlockDelta")},
+		[]byte(`{"contentBlockIndex":0,"delta":{"text":"use `+keyOpenAILegacy+`"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := &cassette.Interaction{Response: cassette.Response{Framing: "eventstream", Events: []cassette.Event{{Data: msg}}}}
+	red.Redact(i)
+	m, err := wire.DecodeEventStream(i.Response.Events[0].Data)
+	if err != nil {
+		t.Fatalf("the redacted message does not decode: %v", err)
+	}
+	if want := `{"contentBlockIndex":0,"delta":{"text":"use ` + cassette.Redacted + `"}}`; string(m.Payload) != want || m.Header(":event-type") != "contentBlockDelta" {
+		t.Errorf("redacted payload %s, want %s", m.Payload, want)
 	}
 }

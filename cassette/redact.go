@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/internal/hop"
 	"github.com/llmproxy/llmproxy/internal/query"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // Redacted replaces a secret's value.
@@ -19,23 +20,35 @@ const Redacted = "REDACTED"
 
 // DefaultSecretHeaders are the request headers that carry credentials or
 // account identifiers in the supported providers' APIs (and Azure's API
-// Management gateway). Their values are replaced by Redacted, in responses
-// too where a provider echoes one (OpenAI's openai-organization and
-// openai-project).
+// Management gateway, and AWS's SigV4 session token). Their values are
+// replaced by Redacted, in responses too where a provider echoes one
+// (OpenAI's openai-organization and openai-project). Authorization covers
+// SigV4's "AWS4-HMAC-SHA256 Credential=…, Signature=…" and OAuth bearer
+// tokens (Vertex AI) alike.
 var DefaultSecretHeaders = []string{
 	"Authorization", "Proxy-Authorization", "X-Api-Key", "Api-Key", "X-Goog-Api-Key", "Cookie",
 	"OpenAI-Organization", "OpenAI-Project", "Anthropic-Api-Key", "Ocp-Apim-Subscription-Key",
+	"X-Amz-Security-Token",
 }
+
+// SigningHeaders are the request headers AWS SDKs add for each signing or
+// attempt: SigV4's date and payload hash and the SDK's invocation id and
+// retry count. They differ on every request, so they are never stored
+// (the redactor drops them) and, like the secret headers, a matching rule
+// may not name them. The proxy forwards them as the client sent them: it
+// never re-signs.
+var SigningHeaders = []string{"X-Amz-Date", "X-Amz-Content-Sha256", "Amz-Sdk-Invocation-Id", "Amz-Sdk-Request"}
 
 // DefaultSecretQuery are the query parameters that carry credentials. A
 // query is read as internal/query reads it — split at '&' and at ';',
 // names unescaped and compared without regard to case — here and in
-// matching, which never compares these parameters.
-var DefaultSecretQuery = []string{"key", "api_key", "access_token"}
+// matching, which never compares these parameters. The X-Amz- ones are a
+// presigned AWS URL's session token, credential scope and signature.
+var DefaultSecretQuery = []string{"key", "api_key", "access_token", "X-Amz-Security-Token", "X-Amz-Credential", "X-Amz-Signature"}
 
 // droppedRequestHeaders describe the connection, not the request, besides
-// the hop-by-hop headers.
-var droppedRequestHeaders = []string{"Content-Length", "Accept-Encoding"}
+// the hop-by-hop headers, and the SigningHeaders.
+var droppedRequestHeaders = append([]string{"Content-Length", "Accept-Encoding"}, SigningHeaders...)
 
 // droppedResponseHeaders describe the recorded connection or carry secrets,
 // besides the hop-by-hop headers; replay computes its own framing headers.
@@ -70,8 +83,12 @@ func NewRedactor(extraHeaders, bodyPaths []string) (*Redactor, error) {
 	return r, nil
 }
 
-// IsSecretHeader reports whether a request header is redacted.
-func (r *Redactor) IsSecretHeader(name string) bool { return r.headers[http.CanonicalHeaderKey(name)] }
+// IsSecretHeader reports whether a request header is redacted or, as the
+// SigningHeaders are, never stored: matching may compare neither.
+func (r *Redactor) IsSecretHeader(name string) bool {
+	k := http.CanonicalHeaderKey(name)
+	return r.headers[k] || contains(SigningHeaders, k)
+}
 
 // BodyPaths are the extra gjson paths redacted in request bodies; matching
 // must ignore them, since a live request still carries the real value.
@@ -237,9 +254,27 @@ func (r *Redactor) Redact(i *Interaction) {
 	i.Request.Body = r.Body(i.Request.Body)
 	i.Response.Headers = ResponseHeaders(i.Response.Headers)
 	i.Response.Body = RedactKeys(i.Response.Body)
+	eventStream := i.Response.WireFraming() == wire.FramingEventStream
 	for n := range i.Response.Events {
+		if eventStream {
+			i.Response.Events[n].Data = redactMessage(i.Response.Events[n].Data)
+			continue
+		}
 		i.Response.Events[n].Data = RedactKeys(i.Response.Events[n].Data)
 	}
+}
+
+// redactMessage redacts key-shaped strings in an event stream message's
+// payload and frames it anew, lengths and CRCs computed for the new
+// payload, so that no message served from a cassette fails its CRC. A
+// message that does not decode (which recording never stores) loses its
+// key-shaped strings as any bytes do.
+func redactMessage(raw []byte) []byte {
+	out, err := wire.ReframeEventStream(raw, RedactKeys)
+	if err != nil {
+		return RedactKeys(raw)
+	}
+	return out
 }
 
 func containsFold(list []string, s string) bool {

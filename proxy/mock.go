@@ -274,7 +274,7 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 	x.eng = eng
 	if !kind.CallsTools() {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf(
-			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate)",
+			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate, Bedrock Converse)",
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))
 		return
 	}

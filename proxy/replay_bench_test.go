@@ -85,6 +85,11 @@ func BenchmarkReplaySSE(b *testing.B) {
 // reqBody, made through each of the default and openai upstreams, served
 // again and again.
 func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.Server {
+	return replayServerAt(b, "/v1/chat/completions", wire.KindOpenAIChat, reqBody, resp)
+}
+
+// replayServerAt is replayServer for a request to reqPath of kind.
+func replayServerAt(b *testing.B, reqPath string, kind wire.Kind, reqBody []byte, resp cassette.Response) *proxy.Server {
 	path := cassettePath(b)
 	c, err := cassette.Open(path, cassette.Options{Version: "bench"})
 	if err != nil {
@@ -97,8 +102,8 @@ func replayServer(b *testing.B, reqBody []byte, resp cassette.Response) *proxy.S
 	ct := &cassette.Contents{Meta: store.Meta{IndexRules: m.Fingerprint()}}
 	for _, up := range []string{cassette.DefaultUpstream, "openai"} {
 		ct.Interactions = append(ct.Interactions, &cassette.Interaction{
-			Upstream: up, Provider: "openai", Kind: string(wire.KindOpenAIChat),
-			Request: cassette.Request{Method: http.MethodPost, Path: "/v1/chat/completions",
+			Upstream: up, Provider: kind.Provider(), Kind: string(kind),
+			Request: cassette.Request{Method: http.MethodPost, Path: reqPath,
 				Headers: http.Header{"Content-Type": {"application/json"}}, Body: reqBody},
 			Response: resp,
 		})

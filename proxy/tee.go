@@ -55,7 +55,11 @@ func (s *Server) tee(status int, body *upstreamBody, c *client, rec *teeStream, 
 		case err == io.EOF:
 			rec.end = time.Now()
 			if rest := rec.finish(); len(rest) > 0 && !rec.acceptRest(rest) {
-				return &failure{status: status, note: "upstream stream ended mid-event",
+				note := "upstream stream ended mid-event"
+				if err := rec.splitter.Err(); err != nil {
+					note = "upstream stream: " + err.Error() // an event stream message that is not one
+				}
+				return &failure{status: status, note: note,
 					level: slog.LevelWarn, msg: "stream ended mid-event; nothing recorded", attrs: []any{"tail_bytes", len(rest)}}
 			}
 			return nil

@@ -111,13 +111,8 @@ func (r *row) read(i *cassette.Interaction) string {
 
 // framing maps a cassette's framing name to wire's.
 func framing(name string) wire.Framing {
-	switch name {
-	case "sse":
-		return wire.FramingSSE
-	case "ndjson":
-		return wire.FramingNDJSON
-	}
-	return wire.FramingNone
+	f, _ := wire.ParseFraming(name)
+	return f
 }
 
 // filter is the table's query: every word must appear in a row.

@@ -16,6 +16,7 @@ import (
 //	Anthropic              {"type":"error","error":{"type":t,"message":m}}
 //	Gemini                 {"error":{"code":status,"message":m,"status":S,"details":[ErrorInfo{reason:t}]}}
 //	Ollama                 {"error":m}
+//	Bedrock                {"message":m,"__type":t}
 //
 // S is the google.rpc code name for the HTTP status (400 INVALID_ARGUMENT,
 // 404 NOT_FOUND, 429 RESOURCE_EXHAUSTED, 500 INTERNAL, …). Ollama's shape
@@ -84,6 +85,10 @@ func errorDoc(kind Kind, e errorFields) []byte {
 		w.End().End()
 	case KindOllama:
 		w.Obj().K("error").Str(e.message).End()
+	case KindBedrockConverse, KindBedrockInvoke:
+		// AWS restJson1: the SDKs take the error code from the
+		// X-Amzn-Errortype header or, without it, from __type.
+		w.Obj().K("message").Str(e.message).K("__type").Str(e.typ).End()
 	default:
 		w.Obj().K("error").Obj().
 			K("message").Str(e.message).

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"fmt"
 	"mime"
 	"strings"
 )
@@ -17,15 +18,21 @@ const (
 	FramingSSE
 	// FramingNDJSON is one JSON document per line (Ollama's streams).
 	FramingNDJSON
+	// FramingEventStream is AWS event stream messages
+	// (application/vnd.amazon.eventstream; see DecodeEventStream): Bedrock's
+	// streams.
+	FramingEventStream
 )
 
-// String returns "none", "sse" or "ndjson".
+// String returns "none", "sse", "ndjson" or "eventstream".
 func (f Framing) String() string {
 	switch f {
 	case FramingSSE:
 		return "sse"
 	case FramingNDJSON:
 		return "ndjson"
+	case FramingEventStream:
+		return "eventstream"
 	}
 	return "none"
 }
@@ -42,13 +49,16 @@ func ParseFraming(name string) (f Framing, ok bool) {
 		return FramingSSE, true
 	case "ndjson":
 		return FramingNDJSON, true
+	case "eventstream":
+		return FramingEventStream, true
 	}
 	return FramingNone, false
 }
 
 // DetectFraming returns the framing announced by a Content-Type header value:
 // text/event-stream is FramingSSE; application/x-ndjson, application/ndjson
-// and application/jsonl are FramingNDJSON; anything else, including an empty
+// and application/jsonl are FramingNDJSON;
+// application/vnd.amazon.eventstream is FramingEventStream; anything else, including an empty
 // or unparsable value, is FramingNone.
 func DetectFraming(contentType string) Framing {
 	mt, _, err := mime.ParseMediaType(contentType)
@@ -61,11 +71,14 @@ func DetectFraming(contentType string) Framing {
 		return FramingSSE
 	case "application/x-ndjson", "application/ndjson", "application/jsonl":
 		return FramingNDJSON
+	case "application/vnd.amazon.eventstream":
+		return FramingEventStream
 	}
 	return FramingNone
 }
 
-// Event is one event of a streamed body: an SSE event or an NDJSON line.
+// Event is one event of a streamed body: an SSE event, an NDJSON line or
+// an event stream message.
 //
 // For SSE an event is every line up to and including the blank line that ends
 // it. Blocks with no data field (comments, keep-alives, a stray blank line)
@@ -74,11 +87,14 @@ func DetectFraming(contentType string) Framing {
 type Event struct {
 	// Raw is the event's exact bytes, terminator included.
 	Raw []byte
-	// Name is the SSE "event:" field ("" if absent, and always for NDJSON).
+	// Name is the SSE "event:" field ("" if absent, and always for NDJSON);
+	// for an event stream message, its ":event-type" header, or for an
+	// exception its ":exception-type".
 	Name string
 	// Data is, for SSE, the values of the event's "data:" lines joined by
 	// "\n" (nil when it has none); for NDJSON, the line without its "\n" or
-	// "\r\n"; for FramingNone, the whole body.
+	// "\r\n"; for an event stream message, its payload; for FramingNone,
+	// the whole body.
 	Data []byte
 }
 
@@ -100,7 +116,15 @@ type Splitter struct {
 	line   int               // offset in buf of the first byte of the line being read
 	look   int               // offset in buf from which to look for the next line end
 	events int               // events returned so far
+	err    error             // why an event stream stopped splitting (Err)
 }
+
+// Err is why the Splitter returns no more events although bytes remain:
+// for FramingEventStream, the first message that is not a valid one (a
+// length out of bounds, a CRC that does not match, a header that does not
+// parse), wrapping ErrEventStream; nil otherwise. Every byte from that
+// message on is left in Rest.
+func (s *Splitter) Err() error { return s.err }
 
 // NewSplitter returns a Splitter for the given framing. With FramingNone it
 // returns no event until End, which returns the whole body as one.
@@ -165,6 +189,9 @@ func Split(f Framing, body []byte) []Event {
 // drain returns the complete events at the front of s.buf and drops their
 // bytes. atEOF says no more bytes will come, which settles a final CR.
 func (s *Splitter) drain(atEOF bool) []Event {
+	if s.f == FramingEventStream {
+		return s.drainEventStream()
+	}
 	if s.f != FramingSSE && s.f != FramingNDJSON {
 		return nil
 	}
@@ -202,6 +229,41 @@ func (s *Splitter) event(n, dataEnd int) Event {
 	}
 	s.events++
 	return ev
+}
+
+// drainEventStream returns the complete, valid messages at the front of
+// s.buf and drops their bytes. At the first invalid message it sets s.err
+// and returns no more.
+func (s *Splitter) drainEventStream() []Event {
+	var evs []Event
+	for s.err == nil {
+		n, err := eventStreamLength(s.buf)
+		if err != nil || n == 0 || n > len(s.buf) {
+			s.err = eventStreamErr(s.events, err)
+			return evs
+		}
+		raw := bytes.Clone(s.buf[:n])
+		m, err := DecodeEventStream(raw)
+		if err != nil {
+			s.err = eventStreamErr(s.events, err)
+			return evs
+		}
+		name := m.Header(":event-type")
+		if m.Header(":message-type") == "exception" {
+			name = m.Header(":exception-type")
+		}
+		evs = append(evs, Event{Raw: raw, Name: s.name([]byte(name)), Data: m.Payload})
+		s.events++
+		s.buf = s.buf[n:]
+	}
+	return evs
+}
+
+func eventStreamErr(n int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("event stream message %d: %w", n, err)
 }
 
 // name returns an SSE event name as a string, the same string each time

@@ -25,6 +25,13 @@ const (
 	KindOllama Kind = "ollama"
 	// KindEmbeddings is the OpenAI-shaped embeddings endpoint (POST …/embeddings).
 	KindEmbeddings Kind = "embeddings"
+	// KindBedrockConverse is Bedrock Runtime's Converse and ConverseStream
+	// (POST …/model/{modelId}/converse, …/converse-stream).
+	KindBedrockConverse Kind = "bedrock-converse"
+	// KindBedrockInvoke is Bedrock Runtime's InvokeModel and
+	// InvokeModelWithResponseStream (POST …/model/{modelId}/invoke,
+	// …/invoke-with-response-stream), whose bodies are the model's own.
+	KindBedrockInvoke Kind = "bedrock-invoke"
 	// KindGeneric is everything else: bodies are carried, never interpreted.
 	KindGeneric Kind = "generic"
 	// KindMCP is a Model Context Protocol server's JSON-RPC traffic, routed
@@ -45,6 +52,9 @@ const (
 //	…/v1/messages                            anthropic-messages
 //	…/{model}:generateContent                gemini (v1, v1beta, Vertex publishers/google/models/…)
 //	…/{model}:streamGenerateContent          gemini
+//	…/{model}:rawPredict, :streamRawPredict  anthropic-messages (Anthropic on Vertex AI)
+//	…/model/{id}/converse, /converse-stream  bedrock-converse
+//	…/model/{id}/invoke, /invoke-with-response-stream  bedrock-invoke
 //	…/api/chat, …/api/generate               ollama
 //	…/embeddings                             embeddings (includes Azure deployments)
 func Detect(method, path string) Kind {
@@ -62,16 +72,25 @@ func Detect(method, path string) Kind {
 		return KindAnthropicMessages
 	case strings.HasSuffix(last, ":generateContent"), strings.HasSuffix(last, ":streamGenerateContent"):
 		return KindGemini
+	case strings.HasSuffix(last, ":rawPredict"), strings.HasSuffix(last, ":streamRawPredict"):
+		return KindAnthropicMessages
 	case strings.HasSuffix(p, "/api/chat"), strings.HasSuffix(p, "/api/generate"):
 		return KindOllama
 	case strings.HasSuffix(p, "/embeddings"):
 		return KindEmbeddings
 	}
+	switch bedrockOperation(p) {
+	case "converse", "converse-stream":
+		return KindBedrockConverse
+	case "invoke", "invoke-with-response-stream":
+		return KindBedrockInvoke
+	}
 	return KindGeneric
 }
 
 // Provider returns the provider whose API shape the kind is: "openai",
-// "anthropic", "gemini" or "ollama", and "" for KindGeneric or an unknown kind.
+// "anthropic", "gemini", "ollama" or "bedrock", and "" for KindGeneric or
+// an unknown kind.
 // An OpenAI-compatible server (OpenRouter, Ollama's /v1) is "openai" here.
 func (k Kind) Provider() string {
 	switch k {
@@ -83,6 +102,8 @@ func (k Kind) Provider() string {
 		return "gemini"
 	case KindOllama:
 		return "ollama"
+	case KindBedrockConverse, KindBedrockInvoke:
+		return "bedrock"
 	}
 	return ""
 }
@@ -90,11 +111,12 @@ func (k Kind) Provider() string {
 // chatKinds are the chat APIs: the kinds whose requests carry messages,
 // tool calls and tool results, which mock answers, a scenario's api
 // condition names and from-cassette reads.
-var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama}
+var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse}
 
 // ChatKinds returns the chat APIs, the kinds for which CallsTools holds, in
 // this order: openai-chat, openai-responses, anthropic-messages, gemini,
-// ollama. The slice is the caller's.
+// ollama, bedrock-converse. The slice is the caller's. (bedrock-invoke is
+// read, not written: its bodies are each model's own.)
 func ChatKinds() []Kind { return slices.Clone(chatKinds[:]) }
 
 // CallsTools reports whether the API is a chat API, one that carries tool

@@ -140,7 +140,8 @@ func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
 			req.Model = strOf(gjson.GetBytes(body, "model"))
 		}
 		return req, nil
-	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindEmbeddings:
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindEmbeddings,
+		KindBedrockConverse, KindBedrockInvoke:
 	default:
 		return req, fmt.Errorf("%s request: %w: unknown API kind", kind, ErrUnsupported)
 	}
@@ -162,6 +163,15 @@ func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
 			err = parseResponsesRequest(&req, doc)
 		case KindAnthropicMessages:
 			err = parseAnthropicRequest(&req, doc)
+			if req.Model == "" { // Anthropic on Vertex AI names it in the path
+				req.Model = GeminiModel(path)
+			}
+		case KindBedrockConverse:
+			req.Model, req.Stream = BedrockModel(path), bedrockStreaming(path)
+			err = parseConverseRequest(&req, doc)
+		case KindBedrockInvoke:
+			err = parseInvokeRequest(&req, doc)
+			req.Model, req.Stream = BedrockModel(path), bedrockStreaming(path)
 		case KindGemini:
 			req.Model = GeminiModel(path)
 			req.Stream = geminiStreaming(path)
@@ -442,7 +452,7 @@ func rawOf(r gjson.Result) []byte {
 // turnsKey is the member holding the conversation for a kind.
 func turnsKey(kind Kind) string {
 	switch kind {
-	case KindOpenAIChat, KindAnthropicMessages, KindOllama:
+	case KindOpenAIChat, KindAnthropicMessages, KindOllama, KindBedrockConverse, KindBedrockInvoke:
 		return "messages"
 	case KindOpenAIResponses:
 		return "input"

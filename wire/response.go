@@ -90,6 +90,10 @@ func ParseResponse(kind Kind, f Framing, body []byte) (Response, error) {
 		acc = &geminiAcc{}
 	case KindOllama:
 		acc = &ollamaAcc{}
+	case KindBedrockConverse:
+		acc = &converseAcc{byIndex: map[int64]int{}}
+	case KindBedrockInvoke:
+		acc = &invokeAcc{anthropic: &anthropicAcc{byIndex: map[int64]int{}}, other: &converseAcc{byIndex: map[int64]int{}}}
 	case KindEmbeddings, KindGeneric, KindMCP:
 		acc = &errorAcc{}
 	default:
@@ -115,6 +119,9 @@ func ParseResponse(kind Kind, f Framing, body []byte) (Response, error) {
 func eachDoc(kind Kind, f Framing, body []byte, fn func(doc gjson.Result, at func(int) int)) error {
 	if f == FramingNone && kind == KindOllama && len(bytes.TrimSpace(body)) > 0 && checkJSON(body) != nil {
 		f = FramingNDJSON
+	}
+	if f == FramingEventStream {
+		return eventStreamDocs(kind, body, fn)
 	}
 	if f != FramingSSE && f != FramingNDJSON {
 		doc, err := parseDoc(body)
@@ -235,6 +242,7 @@ var (
 	anthropicUsagePaths = usagePaths{input: []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}, output: []string{"output_tokens"}, cached: "cache_read_input_tokens"}
 	geminiUsagePaths    = usagePaths{input: []string{"promptTokenCount"}, output: []string{"candidatesTokenCount", "thoughtsTokenCount"}, reasoning: "thoughtsTokenCount", cached: "cachedContentTokenCount"}
 	ollamaUsagePaths    = usagePaths{input: []string{"prompt_eval_count"}, output: []string{"eval_count"}}
+	converseUsagePaths  = usagePaths{input: []string{"inputTokens"}, output: []string{"outputTokens"}}
 )
 
 // readUsage sets the usage from the counts at p's paths in u, leaving a
@@ -729,6 +737,15 @@ func finishOf(kind Kind, stop string, calls bool) Finish {
 		case "end_turn", "stop_sequence":
 			return FinishStop
 		case "max_tokens":
+			return FinishLength
+		case "tool_use":
+			return FinishToolCalls
+		}
+	case KindBedrockConverse, KindBedrockInvoke:
+		switch stop {
+		case "end_turn", "stop_sequence", "stop", "FINISH", "END_OF_TEXT":
+			return stopOrCalls
+		case "max_tokens", "length", "LENGTH":
 			return FinishLength
 		case "tool_use":
 			return FinishToolCalls

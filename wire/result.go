@@ -28,6 +28,9 @@ const (
 	ShapeOutputObject
 	// ShapeOutputString: a Gemini response {"output": "<text>"}.
 	ShapeOutputString
+	// ShapeJSONBlock: the content is an array of one json block whose
+	// value is the output (Bedrock Converse [{"json": <value>}]).
+	ShapeJSONBlock
 )
 
 // Output finds the tool's own output inside the result's Content, read from
@@ -51,11 +54,21 @@ func (r ToolResult) Output(kind Kind) ([]byte, Shape, error) {
 		return []byte(s), ShapeString, nil
 	case '[':
 		var blocks []struct {
-			Type string  `json:"type"`
-			Text *string `json:"text"`
+			Type string          `json:"type"`
+			Text *string         `json:"text"`
+			JSON json.RawMessage `json:"json"`
 		}
 		if err := json.Unmarshal(content, &blocks); err != nil {
 			return nil, 0, fmt.Errorf("content blocks: %v", err)
+		}
+		if kind == KindBedrockConverse && len(blocks) == 1 && blocks[0].Type == "" {
+			// Converse blocks are named by their one member: {"text"} or {"json"}.
+			if blocks[0].Text != nil {
+				return []byte(*blocks[0].Text), ShapeTextBlock, nil
+			}
+			if len(blocks[0].JSON) > 0 {
+				return bytes.TrimSpace(blocks[0].JSON), ShapeJSONBlock, nil
+			}
 		}
 		if len(blocks) != 1 || blocks[0].Text == nil || !strings.HasSuffix(blocks[0].Type, "text") {
 			return nil, 0, fmt.Errorf("the content is %d blocks, not one text block", len(blocks))
@@ -108,6 +121,8 @@ func SetOutput(body []byte, path string, shape Shape, output []byte) ([]byte, er
 		at, value = path+".output", output
 	case ShapeOutputString:
 		at, value = path+".output", jsonString(output)
+	case ShapeJSONBlock:
+		at, value = path+".0.json", output
 	default:
 		return nil, fmt.Errorf("%s: %w: unknown result shape %d", path, ErrUnsupported, shape)
 	}

@@ -55,12 +55,15 @@ func RewriteCallIDs(kind Kind, f Framing, body []byte, ids map[string]string) ([
 	switch kind {
 	case KindGeneric, KindEmbeddings, KindMCP:
 		return body, nil
-	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama:
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse:
 	default:
 		return nil, fmt.Errorf("%s: rewrite call ids: %w: unknown API kind", kind, ErrUnsupported)
 	}
 	if len(ids) == 0 {
 		return body, nil
+	}
+	if f == FramingEventStream {
+		return rewriteEventStream(kind, body, ids)
 	}
 	rw := rewriter{ids: ids, calls: map[string]int{}, results: map[string]int{}}
 	var bad error
@@ -167,6 +170,22 @@ func idSites(kind Kind, doc gjson.Result, emit func(idSite)) {
 		if cb := doc.Get("content_block"); cb.IsObject() {
 			block(0, cb)
 		}
+	case KindBedrockConverse:
+		block := func(_ int, b gjson.Result) {
+			if tu := b.Get("toolUse"); tu.IsObject() {
+				emit(site(tu, "toolUseId"))
+			}
+			if tr := b.Get("toolResult"); tr.IsObject() {
+				s := site(tr, "toolUseId")
+				s.result = true
+				emit(s)
+			}
+		}
+		each(doc.Get("messages"), func(_ int, m gjson.Result) { each(m.Get("content"), block) })
+		each(doc.Get("output.message.content"), block)
+		if tu := doc.Get("start.toolUse"); tu.IsObject() {
+			emit(site(tu, "toolUseId"))
+		}
 	case KindGemini:
 		parts := func(_ int, p gjson.Result) {
 			if fc, _ := memberOf(p, "functionCall", "function_call"); fc.IsObject() {
@@ -264,4 +283,37 @@ func applyEdits(body []byte, edits []edit) []byte {
 		pos = e.end
 	}
 	return append(out, body[pos:]...)
+}
+
+// rewriteEventStream renames call ids in each message's payload of an event
+// stream and frames each changed message anew (its lengths and CRCs
+// computed again), keeping the messages as they were otherwise.
+func rewriteEventStream(kind Kind, body []byte, ids map[string]string) ([]byte, error) {
+	s := NewSplitter(FramingEventStream)
+	evs := s.Push(body)
+	more, rest := s.Finish()
+	evs = append(evs, more...)
+	if len(rest) > 0 {
+		return nil, fmt.Errorf("%s: rewrite call ids: %w: %d bytes after the last whole event stream message (%v)", kind, ErrMalformed, len(rest), s.Err())
+	}
+	out := make([]byte, 0, len(body))
+	for n, ev := range evs {
+		var bad error
+		raw, err := ReframeEventStream(ev.Raw, func(p []byte) []byte {
+			q, err := RewriteCallIDs(kind, FramingNone, p, ids)
+			if err != nil {
+				bad = err
+				return p
+			}
+			return q
+		})
+		if err == nil {
+			err = bad
+		}
+		if err != nil {
+			return nil, fmt.Errorf("event stream message %d: %w", n, err)
+		}
+		out = append(out, raw...)
+	}
+	return out, nil
 }

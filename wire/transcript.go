@@ -98,6 +98,10 @@ func systemOf(kind Kind, path string, doc gjson.Result) (string, string) {
 		if isOllamaGenerate(path) {
 			return strOf(doc.Get("system")), "system"
 		}
+	case KindBedrockConverse:
+		var t texts
+		each(doc.Get("system"), func(_ int, b gjson.Result) { t.add(strOf(b.Get("text"))) })
+		return t.String(), "system"
 	}
 	return "", ""
 }
@@ -154,6 +158,22 @@ func readTurn(kind Kind, turn gjson.Result, m *Message) {
 			text.add(content.Str)
 		}
 		each(content, func(_ int, b gjson.Result) { part(strOf(b.Get("type")), b) })
+	case KindBedrockConverse:
+		// A Converse block is named by its one member.
+		each(turn.Get("content"), func(_ int, b gjson.Result) {
+			b.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "text":
+					text.add(strOf(v))
+				case "reasoningContent":
+					reasoning.add(strOf(v.Get("reasoningText.text")))
+				case "toolUse", "toolResult", "cachePoint":
+				default:
+					m.Other = append(m.Other, k.Str)
+				}
+				return true
+			})
+		})
 	case KindGemini:
 		each(turn.Get("parts"), func(_ int, p gjson.Result) {
 			switch {

@@ -176,6 +176,8 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 		write = writeGemini
 	case KindOllama:
 		write = writeOllama
+	case KindBedrockConverse:
+		write = writeConverse
 	default:
 		return Written{}, fmt.Errorf("write %s answer: %w: no answer format for this API kind", kind, ErrUnsupported)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -57,11 +58,14 @@ func WriteError(kind Kind, e ErrorAnswer) (Written, error) {
 	switch kind {
 	case KindGemini:
 		body = append(indented(body, "  "), '\n')
-	case KindAnthropicMessages, KindOllama:
+	case KindAnthropicMessages, KindOllama, KindBedrockConverse, KindBedrockInvoke:
 	default:
 		body = append(indented(body, "    "), '\n')
 	}
 	h := header(ct)
+	if kind.Provider() == "bedrock" {
+		h.Set("X-Amzn-Errortype", f.typ) // where the AWS SDKs look first
+	}
 	if e.RetryAfter > 0 {
 		secs := (e.RetryAfter + time.Second - 1) / time.Second
 		h.Set("Retry-After", strconv.FormatInt(int64(secs), 10))
@@ -84,6 +88,8 @@ func errorContentType(kind Kind) (string, error) {
 		return geminiJSON, nil
 	case KindOllama:
 		return ollamaJSON, nil
+	case KindBedrockConverse, KindBedrockInvoke:
+		return converseJSON, nil
 	}
 	return "", fmt.Errorf("write %s error: %w: unknown API kind", kind, ErrUnsupported)
 }
@@ -119,6 +125,9 @@ func statusText(status int) string {
 // defaultErrorType is the provider's own error type (and OpenAI code, ""
 // for null) for a status.
 func defaultErrorType(kind Kind, status int) (typ, code string) {
+	if kind.Provider() == "bedrock" {
+		return bedrockErrorType(status), ""
+	}
 	if kind == KindAnthropicMessages {
 		switch status {
 		case 401:
@@ -194,6 +203,45 @@ func StreamError(kind Kind, o WriteOptions, e ErrorAnswer, seq int) (Event, erro
 		doc := errorDoc(kind, f)
 		raw := append(doc, '\n')
 		return Event{Raw: raw, Data: raw[:len(doc):len(doc)]}, nil
+	case KindBedrockConverse:
+		return converseException(f), nil
 	}
 	return Event{}, fmt.Errorf("write %s stream error: %w: no stream for this API kind", kind, ErrUnsupported)
+}
+
+// bedrockErrorType is Bedrock Runtime's exception name for a status.
+func bedrockErrorType(status int) string {
+	switch status {
+	case 403:
+		return "AccessDeniedException"
+	case 404:
+		return "ResourceNotFoundException"
+	case 408:
+		return "ModelTimeoutException"
+	case 424:
+		return "ModelErrorException"
+	case 429:
+		return "ThrottlingException"
+	case 503:
+		return "ServiceUnavailableException"
+	}
+	if status >= 500 {
+		return "InternalServerException"
+	}
+	return "ValidationException"
+}
+
+// converseException is the event stream message with which ConverseStream
+// ends when it fails: :message-type exception, :exception-type the
+// exception's member name (throttlingException), payload {"message":…}.
+func converseException(f errorFields) Event {
+	typ := f.typ
+	if typ != "" {
+		typ = strings.ToLower(typ[:1]) + typ[1:]
+	}
+	payload := (&jsonw{}).Obj().K("message").Str(f.message).End().Bytes()
+	raw, _ := EncodeEventStream([]EventStreamHeader{ // three short headers, a short payload: within every limit
+		StringHeader(":exception-type", typ), StringHeader(":content-type", "application/json"), StringHeader(":message-type", "exception"),
+	}, payload)
+	return Event{Raw: raw, Name: typ, Data: raw[len(raw)-4-len(payload) : len(raw)-4]}
 }

@@ -26,7 +26,7 @@ type form struct {
 // forms lists every kind × streamed/not the writers support.
 func forms() []form {
 	var out []form
-	for _, k := range []wire.Kind{wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama} {
+	for _, k := range []wire.Kind{wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama, wire.KindBedrockConverse} {
 		out = append(out,
 			form{string(k) + "/json", k, wire.WriteOptions{}},
 			form{string(k) + "/stream", k, wire.WriteOptions{Stream: true, IncludeUsage: true, Obfuscation: true}})
@@ -96,7 +96,7 @@ func compactArgs(t testing.TB, b []byte) string {
 // not count reasoning tokens apart reads none.
 func checkRoundTrip(t testing.TB, what string, kind wire.Kind, a wire.Answer, r wire.Response, finish wire.Finish) {
 	t.Helper()
-	if kind == wire.KindAnthropicMessages || kind == wire.KindOllama {
+	if kind == wire.KindAnthropicMessages || kind == wire.KindOllama || kind == wire.KindBedrockConverse {
 		a.Usage.Reasoning = 0
 	}
 	if r.Text != a.Text || r.Reasoning != a.Reasoning {

@@ -286,6 +286,8 @@ func TestBadExports(t *testing.T) {
 		{"unknown field", edit(`"status": 200,`, `"status": 200, "colour": "blue",`), "colour"},
 		{"bad base64 body", edit(`"body": "{\"id\":\"chatcmpl-0\",\"choices\":[]}"`, `"body": {"base64": "!!!"}`), "interactions[0].response.body"},
 		{"body of the wrong type", edit(`"body": "{\"id\":\"chatcmpl-0\",\"choices\":[]}"`, `"body": 42`), "interactions[0].response.body"},
+		{"event stream message that is not one", edit(`"body": "{\"id\":\"chatcmpl-0\",\"choices\":[]}"`, `"framing": "eventstream", "events": [{"at_ms": 1, "data": "not a message"}]`),
+			"interactions[0].response.events[0].data: bad event stream message"},
 		{"trailing data", goodExport + "{}", "trailing data"},
 		{"fixture not JSON", edit(`"fixtures": {}`, `"fixtures": {"call_x": }`), line(goodExport, `"fixtures"`)},
 	}

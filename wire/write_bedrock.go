@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+)
+
+// Bedrock Converse content types, as the service sends them.
+const (
+	converseJSON   = "application/json"
+	converseStream = "application/vnd.amazon.eventstream"
+)
+
+// converseHeader is Content-Type and the request id Bedrock sends with
+// every answer (x-amzn-RequestId, a UUID), derived from the answer's id.
+func converseHeader(contentType, id string) http.Header {
+	h := header(contentType)
+	sum := sha256.Sum256([]byte("bedrock-request-id\x00" + id))
+	x := hex.EncodeToString(sum[:16])
+	h.Set("X-Amzn-Requestid", x[:8]+"-"+x[8:12]+"-"+x[12:16]+"-"+x[16:20]+"-"+x[20:32])
+	return h
+}
+
+// converseStop is the stopReason of a neutral finish reason.
+func converseStop(f Finish) string {
+	switch f {
+	case FinishStop:
+		return "end_turn"
+	case FinishLength:
+		return "max_tokens"
+	case FinishToolCalls:
+		return "tool_use"
+	}
+	return string(f)
+}
+
+// writeConverse writes a Bedrock Converse answer: the whole
+// {"output":{"message":…},"stopReason","usage","metrics"} object, or the
+// ConverseStream event stream: messageStart, per content block its
+// contentBlockStart (tool use only), contentBlockDelta … and
+// contentBlockStop, then messageStop and metadata, each message framed as
+// AWS event stream (DecodeEventStream) with the :event-type,
+// :content-type and :message-type headers, and each payload padded with
+// Bedrock's "p" member.
+//
+// The content is a reasoningContent block (the reasoning, with a signature
+// derived from it), a text block, and a toolUse block per call, in that
+// order; a text block is also written when there is nothing else.
+func writeConverse(a *answer, o WriteOptions) Written {
+	sig := ""
+	if a.Reasoning != "" {
+		sig = a.rnd.base64(96)
+	}
+	if o.Stream {
+		return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: converseEvents(a, sig)}
+	}
+	w := &jsonw{}
+	w.Obj().K("metrics").Obj().K("latencyMs").Int(0).End().
+		K("output").Obj().K("message").Obj().K("content").Arr()
+	if a.Reasoning != "" {
+		w.Obj().K("reasoningContent").Obj().K("reasoningText").Obj().
+			K("text").Str(a.Reasoning).K("signature").Str(sig).End().End().End()
+	}
+	if a.Text != "" || len(a.calls) == 0 && a.Reasoning == "" {
+		w.Obj().K("text").Str(a.Text).End()
+	}
+	for _, c := range a.calls {
+		w.Obj().K("toolUse").Obj().K("input").Raw(c.compact).K("name").Str(c.name).K("toolUseId").Str(c.id).End().End()
+	}
+	w.End().K("role").Str("assistant").End().End().
+		K("stopReason").Str(converseStop(a.Finish))
+	converseUsage(w, a)
+	return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: w.End().Bytes()}
+}
+
+// converseUsage writes the usage member.
+func converseUsage(w *jsonw, a *answer) {
+	w.K("usage").Obj().
+		K("inputTokens").Int(int64(a.Usage.Input)).
+		K("outputTokens").Int(int64(a.Usage.Output)).
+		K("totalTokens").Int(int64(a.Usage.Input + a.Usage.Output)).End()
+}
+
+// converseEvents writes the ConverseStream messages.
+func converseEvents(a *answer, sig string) []Event {
+	var evs []Event
+	emit := func(typ string, w *jsonw) {
+		payload := w.K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End().Bytes()
+		raw, _ := EncodeEventStream([]EventStreamHeader{
+			StringHeader(":event-type", typ), StringHeader(":content-type", "application/json"), StringHeader(":message-type", "event"),
+		}, payload) // within every limit: three short headers, a payload far under 16 MiB
+		evs = append(evs, Event{Raw: raw, Name: typ, Data: raw[len(raw)-4-len(payload) : len(raw)-4]})
+	}
+	emit("messageStart", (&jsonw{}).Obj().K("role").Str("assistant"))
+	index := 0
+	delta := func(body func(w *jsonw)) {
+		w := (&jsonw{}).Obj().K("contentBlockIndex").Int(int64(index)).K("delta").Obj()
+		body(w)
+		emit("contentBlockDelta", w.End())
+	}
+	stop := func() {
+		emit("contentBlockStop", (&jsonw{}).Obj().K("contentBlockIndex").Int(int64(index)))
+		index++
+	}
+	if a.Reasoning != "" {
+		for _, p := range a.thinkPieces {
+			delta(func(w *jsonw) { w.K("reasoningContent").Obj().K("text").Str(p).End() })
+		}
+		delta(func(w *jsonw) { w.K("reasoningContent").Obj().K("signature").Str(sig).End() })
+		stop()
+	}
+	if a.Text != "" || len(a.calls) == 0 && a.Reasoning == "" {
+		for _, p := range a.textPieces {
+			delta(func(w *jsonw) { w.K("text").Str(p) })
+		}
+		stop()
+	}
+	for _, c := range a.calls {
+		emit("contentBlockStart", (&jsonw{}).Obj().K("contentBlockIndex").Int(int64(index)).
+			K("start").Obj().K("toolUse").Obj().K("name").Str(c.name).K("toolUseId").Str(c.id).End().End())
+		for _, frag := range tokens(string(c.compact)) {
+			delta(func(w *jsonw) { w.K("toolUse").Obj().K("input").Str(frag).End() })
+		}
+		stop()
+	}
+	emit("messageStop", (&jsonw{}).Obj().K("stopReason").Str(converseStop(a.Finish)))
+	w := (&jsonw{}).Obj().K("metrics").Obj().K("latencyMs").Int(0).End()
+	converseUsage(w, a)
+	emit("metadata", w)
+	return evs
+}
