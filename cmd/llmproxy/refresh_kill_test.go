@@ -51,21 +51,12 @@ func TestRefreshKilledWhileRewriting(t *testing.T) {
 		if code := p.wait(t); round == 8 && code != 0 {
 			t.Fatalf("the refresh not killed: exit %d\n%s", code, p.stderr)
 		}
-		now, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Equal(now, old) {
+		all, rewritten, err := oldOrWhole(t, path, old, round)
+		if !rewritten {
 			outcomes["old"]++
 			continue
 		}
 		outcomes["refreshed"]++
-		c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatalf("round %d: the cassette is neither the old one nor a whole new one: %v", round, err)
-		}
-		all, err := c.All()
-		c.Close()
 		if err != nil || len(all) != refreshTurns+filler || !strings.Contains(string(all[1].Request.Body), "fastest") {
 			t.Fatalf("round %d: the refreshed cassette holds %d interactions (%v), want %d with turn 2 re-recorded", round, len(all), err, refreshTurns+filler)
 		}
@@ -77,6 +68,28 @@ func TestRefreshKilledWhileRewriting(t *testing.T) {
 		t.Errorf("no round left the refreshed cassette: %v", outcomes)
 	}
 	t.Logf("outcomes of the kills: %v", outcomes)
+}
+
+// oldOrWhole reads the cassette at path after a process rewriting it
+// atomically was killed in round: rewritten is false when the file still
+// holds old byte for byte; else the file must open as a whole cassette,
+// whose interactions it returns.
+func oldOrWhole(t *testing.T, path string, old []byte, round int) (all []*cassette.Interaction, rewritten bool, err error) {
+	t.Helper()
+	now, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(now, old) {
+		return nil, false, nil
+	}
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("round %d: the cassette is neither the old one nor a whole new one: %v", round, err)
+	}
+	defer c.Close()
+	all, err = c.All()
+	return all, true, err
 }
 
 // addFiller rewrites the cassette at path with n chat interactions of
