@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func TestParseAge(t *testing.T) {
 // stderr, or with --strict-age a startup failure naming them; the
 // cassettes of sampleCassette were recorded on 2026-01-02.
 func TestMaxAge(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "old.cassette")
 	sampleCassette(t, cas, 3)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,28 +21,12 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
 
 // crashLoop is the conversation the fake upstreams of the process tests play.
 var crashLoop = fake.ToolLoop{Tool: "weather", Args: `{"location":"Paris"}`, CallID: "call_weather", Answer: "Sunny."}
-
-// buildLLMProxy builds the llmproxy binary into a temporary directory.
-func buildLLMProxy(t testing.TB) string {
-	t.Helper()
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		if goTool, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go tool to build the binary with")
-		}
-	}
-	bin := filepath.Join(t.TempDir(), "llmproxy")
-	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // procOutput collects a child's stderr.
 type procOutput struct {
@@ -239,7 +222,7 @@ func checkIntact(t *testing.T, path string, want []exchange) []*cassette.Interac
 // TestProcesses runs real llmproxy processes: record killed mid-stream,
 // record killed under load, a second writer, and four replayers at once.
 func TestProcesses(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	t.Run("crash", func(t *testing.T) { t.Parallel(); testCrash(t, bin) })
 	t.Run("second writer", func(t *testing.T) { t.Parallel(); testSecondWriter(t, bin) })
 	t.Run("write-behind window", func(t *testing.T) { t.Parallel(); testWriteBehindWindow(t, bin) })

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/proxy/proxytest"
@@ -342,7 +343,7 @@ func TestDiffBadInput(t *testing.T) {
 // revision, REV:PATH a file in it, read through git show.
 func TestDiffRevision(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		skipExample(t, "git is not installed")
+		exampletest.Skip(t, "git is not installed")
 	}
 	dir := t.TempDir()
 	git := func(args ...string) {

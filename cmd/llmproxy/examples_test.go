@@ -13,24 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
-
-// requireExamples names the environment variable that turns the skips of
-// the example tests (no node, no npm, no node_modules, no Go module proxy)
-// into failures: CI sets it, so that it never skips them.
-const requireExamples = "REQUIRE_EXAMPLE_TESTS"
-
-// skipExample skips the test with reason, or fails it when the examples are
-// required.
-func skipExample(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv(requireExamples) != "" {
-		t.Fatalf("%s (and %s is set)", reason, requireExamples)
-	}
-	t.Skip(reason)
-}
 
 // exampleLoop is the conversation the fake providers play for the example
 // clients: examples/node/clients.test.mjs and examples/langchaingo expect
@@ -122,28 +107,13 @@ func recordExample(t *testing.T, cmd ...string) string {
 // and no key in the environment, requiring every interaction to be used.
 func replayExample(t *testing.T, cas string, cmd ...string) {
 	t.Helper()
-	unsetenv(t, "OPENAI_API_KEY")
-	unsetenv(t, "ANTHROPIC_API_KEY")
+	exampletest.Unsetenv(t, "OPENAI_API_KEY")
+	exampletest.Unsetenv(t, "ANTHROPIC_API_KEY")
 	args := []string{"replay", "--cassette", cas, "--fail-on-unused", "--"}
 	code, stdout, stderr := cliWait(t, 5*time.Minute, append(args, cmd...)...)
 	if code != 0 {
 		t.Fatalf("replay: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-}
-
-// interactionCount is the number of interactions in the cassette at path.
-func interactionCount(t *testing.T, path string) int {
-	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	n := 0
-	if err := c.ForEach(func(*cassette.Interaction) error { n++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 // TestNodeClients runs examples/node (the openai, @anthropic-ai/sdk and ai
@@ -158,21 +128,8 @@ func interactionCount(t *testing.T, path string) int {
 // REQUIRE_EXAMPLE_TESTS), with npm quiet and no listen address inherited.
 func nodeExample(t *testing.T, name string) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../examples/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			skipExample(t, tool+" is not installed")
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		skipExample(t, "examples/"+name+"/node_modules is missing: run npm ci in examples/"+name)
-	}
-	t.Setenv("npm_config_update_notifier", "false")
-	t.Setenv("NO_COLOR", "1")
-	unsetenv(t, "LLMPROXY_LISTEN")
+	dir := exampletest.NodeProject(t, "../../examples/"+name)
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	return dir
 }
 
@@ -181,7 +138,7 @@ func TestNodeClients(t *testing.T) {
 	npmTest := []string{"npm", "--prefix", dir, "test"}
 	cas := recordExample(t, npmTest...)
 	// Six clients, streamed and not, two requests each.
-	if n := interactionCount(t, cas); n != 24 {
+	if n := exampletest.Interactions(t, cas); n != 24 {
 		t.Errorf("recorded %d interactions, want 24", n)
 	}
 	replayExample(t, cas, npmTest...)
@@ -202,16 +159,16 @@ func TestLangchaingoClients(t *testing.T) {
 	}
 	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goTool); err != nil {
-		skipExample(t, "no go tool to run the langchaingo example with")
+		exampletest.Skip(t, "no go tool to run the langchaingo example with")
 	}
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	if out, err := exec.Command(goTool, "-C", dir, "mod", "download").CombinedOutput(); err != nil {
-		skipExample(t, fmt.Sprintf("the langchaingo example's modules cannot be had (no module proxy?): %v\n%s", err, out))
+		exampletest.Skip(t, fmt.Sprintf("the langchaingo example's modules cannot be had (no module proxy?): %v\n%s", err, out))
 	}
 	goTest := []string{goTool, "-C", dir, "test", "-count=1", "-v", "./..."}
 	cas := recordExample(t, goTest...)
 	// Two models, streamed and not, two requests each.
-	if n := interactionCount(t, cas); n != 8 {
+	if n := exampletest.Interactions(t, cas); n != 8 {
 		t.Errorf("recorded %d interactions, want 8", n)
 	}
 	replayExample(t, cas, goTest...)
@@ -229,7 +186,7 @@ func TestLangchaingoClients(t *testing.T) {
 // requests.
 func TestNodeScenario(t *testing.T) {
 	dir := nodeExample(t, "node-scenario")
-	unsetenv(t, "OPENAI_API_KEY")
+	exampletest.Unsetenv(t, "OPENAI_API_KEY")
 	newcomer := []string{"greeting.test.mjs", "weather.test.mjs", "ratelimit.test.mjs", "stream.test.mjs"}
 	files := append(slices.Clone(newcomer), "structured.test.mjs")
 	var runs [][]string

@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestWrapperKillsProcessGroup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "one.cassette")
 	sampleCassette(t, cas, 1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"strings"
 	"testing"
 )
@@ -29,7 +30,7 @@ const mapResultBody = `{"model":"gpt-4o-mini","messages":[{"role":"user","conten
 // fixture the application's get_weather (name and default id), as scrub's
 // --map does for a cassette; without it the same request misses.
 func TestMockMap(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	file := writeFile(t, "mapped.yaml", mapScenario)
 	tests := []struct {
 		name  string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,7 +31,7 @@ func writeFile(t *testing.T, name, text string) string {
 }
 
 func TestMockCommandWrapper(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	file := writeFile(t, "quiz.yaml", mockScenario)
 	tests := []struct {
 		name   string

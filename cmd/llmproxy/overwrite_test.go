@@ -11,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
 
@@ -21,7 +22,7 @@ import (
 // leaves the old cassette intact, one killed after it leaves only the new
 // interaction, and a clean exit leaves only the new ones, numbered from 1.
 func TestRecordOverwrite(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	up := fake.New(t, fake.OpenAIChat(crashLoop))
 	body := crashChat("the new question", false)
 	start := func(t *testing.T, path string, args ...string) *proc {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -29,7 +30,7 @@ func lsCount(t *testing.T, cas string) int {
 // prune drops exactly that, and the same run then replays with nothing
 // unused.
 func TestPruneRunReport(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "three.cassette")
 	sampleCassette(t, cas, 3)

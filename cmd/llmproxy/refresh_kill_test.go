@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 )
 
 // TestRefreshKilledWhileRewriting: a refresh SIGKILLed at points from the
@@ -23,7 +24,7 @@ func TestRefreshKilledWhileRewriting(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records and rewrites a 9 MB cassette nine times")
 	}
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	u := refreshUpstream(t)
 	path := filepath.Join(t.TempDir(), "big.cassette")
 	if code, stderr := serveAgent(t, bin, u.URL(), "Book the cheapest flight.", "auto", "--cassette", path); code != 0 {

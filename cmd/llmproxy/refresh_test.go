@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/sjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
 
@@ -147,7 +148,7 @@ func cassetteTurns(t *testing.T, path string) []string {
 // passes with nothing unused. A second refresh killed with SIGKILL after
 // recording leaves the cassette byte for byte, and no file beside it.
 func TestRefreshReRecordsFromDivergence(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	u := refreshUpstream(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.cassette")
@@ -220,7 +221,7 @@ func TestRefreshReRecordsFromDivergence(t *testing.T) {
 // changed, refreshed by agents running at once, are each re-recorded from
 // turn 2; the replay after uses every interaction.
 func TestRefreshTwoConversationsAtOnce(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	u := refreshUpstream(t)
 	path := filepath.Join(t.TempDir(), "agents.cassette")
 	before := map[string]string{"Plan my trip to Lyon.": "Book the cheapest flight.", "Plan my trip to Nice.": "Book the cheapest flight."}
@@ -249,7 +250,7 @@ func TestRefreshTwoConversationsAtOnce(t *testing.T) {
 // TestRefreshUpstreamFails: a refresh whose upstream refuses records
 // nothing, so it drops nothing: the cassette stays byte for byte.
 func TestRefreshUpstreamFails(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	u := refreshUpstream(t)
 	path := filepath.Join(t.TempDir(), "agent.cassette")
 	if code, stderr := serveAgent(t, bin, u.URL(), "Book the cheapest flight.", "auto", "--cassette", path); code != 0 {
@@ -330,7 +331,7 @@ func TestRefreshUnderCommand(t *testing.T) {
 // auto of its cassette is refused as locked, and an empty file is no
 // cassette to refresh (and stays empty).
 func TestRefreshHoldsTheWriterLock(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	u := refreshUpstream(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.cassette")

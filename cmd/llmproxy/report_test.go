@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/match"
 )
 
@@ -92,7 +93,7 @@ func TestReportFiles(t *testing.T) {
 // it; the report gives each miss's closest recording, its differences and
 // how to open it once the proxy is gone. With --report it goes where named.
 func TestWrapperReport(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	cas := filepath.Join(t.TempDir(), "three.cassette")
 	sampleCassette(t, cas, 3)
 	asked := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"question 0 ` + strings.ReplaceAll(hostile, `"`, `\"`) + `"}]}`
@@ -145,7 +146,7 @@ func TestWrapperReport(t *testing.T) {
 // writes the report of its run when it stops (SIGTERM): the miss with its
 // closest recording and the interactions never used.
 func TestServingReport(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	cas := filepath.Join(t.TempDir(), "three.cassette")
 	sampleCassette(t, cas, 3)
 	page := filepath.Join(t.TempDir(), "run.html")

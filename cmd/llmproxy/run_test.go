@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"io"
 	"net/http"
 	"os"
@@ -158,12 +159,6 @@ func listeningURL(t *testing.T, stderr string) string {
 	return m[1]
 }
 
-// unsetenv unsets k for the rest of the test.
-func unsetenv(t *testing.T, k string) {
-	t.Setenv(k, "")
-	os.Unsetenv(k)
-}
-
 func TestSDKEnv(t *testing.T) {
 	const base = "http://127.0.0.1:5555"
 	urls := []string{"LLMPROXY_URL=" + base, "OPENAI_BASE_URL=" + base + "/v1", "ANTHROPIC_BASE_URL=" + base + "/anthropic",
@@ -207,8 +202,8 @@ func TestWrapperEnvironment(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", "https://api.example.com/v1")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-parent")
 	t.Setenv("GEMINI_API_KEY", "")
-	unsetenv(t, "OPENAI_API_KEY")
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "OPENAI_API_KEY")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	dir := t.TempDir()
 	sampleCassette(t, filepath.Join(dir, "replay.cassette"), 1)
 	for _, mode := range []string{"replay", "record", "auto"} {
@@ -254,7 +249,7 @@ func TestWrapperEnvironment(t *testing.T) {
 // passed but a request missed or (--fail-on-unused) something was never
 // used, 1 naming CMD when it cannot start, 2 when -- has no command.
 func TestWrapperExitStatus(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	cas := filepath.Join(t.TempDir(), "three.cassette")
 	sampleCassette(t, cas, 3)
 	tests := []struct {
@@ -323,7 +318,7 @@ func TestWrapperExitStatus(t *testing.T) {
 // CMD's status.
 func TestWrapperForwardsSignals(t *testing.T) {
 	t.Setenv(childRole, "term")
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	cas := filepath.Join(t.TempDir(), "one.cassette")
 	sampleCassette(t, cas, 1)
 	sigs := make(chan os.Signal, 1)
@@ -355,7 +350,7 @@ func TestWrapperSignalProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	cas := filepath.Join(t.TempDir(), "one.cassette")
 	sampleCassette(t, cas, 1)
 	cmd := exec.Command(bin, "replay", "--cassette", cas, "--", self(t))

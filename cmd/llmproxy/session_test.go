@@ -15,6 +15,7 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
 
@@ -59,7 +60,7 @@ func sdkSays(err error, text string) bool {
 // summaries; then `llmproxy mock` with no scenario file serves one loaded
 // by a session.
 func TestSessionsThroughTheBinary(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	up := fake.New(t, fake.OpenAIChat(crashLoop))
 	root := t.TempDir()
 	p := startProc(t, bin, true, "record", "--cassette-dir", root, "--listen", "127.0.0.1:0", "--upstream", "openai="+up.URL())

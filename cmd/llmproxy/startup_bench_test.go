@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/store"
 )
 
@@ -32,7 +33,7 @@ func BenchmarkReplayStart(b *testing.B) {
 	if n, err := strconv.Atoi(os.Getenv("LLMPROXY_BENCH_STARTUP")); err == nil && n > 0 {
 		sizes = append(sizes, n)
 	}
-	bin := buildLLMProxy(b)
+	bin := exampletest.BuildLLMProxy(b)
 	dir := b.TempDir()
 	for _, n := range sizes {
 		path := filepath.Join(dir, fmt.Sprintf("c%d.cassette", n))

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -188,7 +189,7 @@ func TestReportBadInput(t *testing.T) {
 // say how many requests were served from the cassette and how many tokens
 // their recorded answers carry.
 func TestWrapperServedTokens(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	dir := t.TempDir()
 	cas := filepath.Join(dir, "wires.cassette")
 	recordUsage(t, cas)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +28,7 @@ func closedPort(t *testing.T) string {
 // CMD exits, and the exit status is 3 unless CMD failed itself; an error
 // status the upstream really sent, and that was recorded, is no failure.
 func TestWrapperUpstreamFailures(t *testing.T) {
-	unsetenv(t, "LLMPROXY_LISTEN")
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
 	refused := closedPort(t)
 	provider500 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

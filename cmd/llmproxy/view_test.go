@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/uitest"
 )
 
@@ -48,7 +49,7 @@ func TestViewUsage(t *testing.T) {
 // a mock and a replay, each with a live log page open, and stops each with
 // SIGTERM: an open page must not hold up the shutdown.
 func TestViewProcess(t *testing.T) {
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	path := filepath.Join(t.TempDir(), "sample.cassette")
 	uitest.Cassette(t, path)
 	for _, tc := range []struct {

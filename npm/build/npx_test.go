@@ -15,23 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/internal/fake"
 )
-
-// requireExamples names the environment variable that turns the skips of
-// the tests that need node and npm into failures: CI sets it, as for
-// cmd/llmproxy's example tests.
-const requireExamples = "REQUIRE_EXAMPLE_TESTS"
-
-// skipExample skips the test with reason, or fails it when the examples are
-// required.
-func skipExample(t *testing.T, reason string) {
-	t.Helper()
-	if os.Getenv(requireExamples) != "" {
-		t.Fatalf("%s (and %s is set)", reason, requireExamples)
-	}
-	t.Skip(reason)
-}
 
 // npxVersion is the version the test stamps: a prerelease, as npm orders
 // it before any release.
@@ -57,7 +43,7 @@ func newNpxEnv(t *testing.T) npxEnv {
 	for _, tool := range []string{"node", "npm", "npx"} {
 		path, err := exec.LookPath(tool)
 		if err != nil {
-			skipExample(t, tool+" is not installed")
+			exampletest.Skip(t, tool+" is not installed")
 		}
 		if err := os.Symlink(path, filepath.Join(e.tools, tool)); err != nil {
 			t.Fatal(err)
@@ -230,7 +216,7 @@ func TestNpxWithoutGo(t *testing.T) {
 func testWheel(t *testing.T, e npxEnv, whl string) {
 	const python = "/usr/bin/python3"
 	if err := exec.Command(python, "-m", "pip", "--version").Run(); err != nil {
-		skipExample(t, python+" -m pip does not run (apt-get install python3-pip): "+err.Error())
+		exampletest.Skip(t, python+" -m pip does not run (apt-get install python3-pip): "+err.Error())
 	}
 	prefix := t.TempDir()
 	cmd := exec.Command(python, "-m", "pip", "install", "--no-deps", "--prefix", prefix, whl)

@@ -1,10 +1,11 @@
-package main
+package python_test
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,10 +22,10 @@ const debianPython = "/usr/bin/python3"
 func pytestPython(t *testing.T) string {
 	t.Helper()
 	if _, err := os.Stat(debianPython); err != nil {
-		skipExample(t, debianPython+" is not installed")
+		exampletest.Skip(t, debianPython+" is not installed")
 	}
 	if out, err := exec.Command(debianPython, "-c", "import pytest, xdist, venv, ensurepip").CombinedOutput(); err != nil {
-		skipExample(t, "python3-pytest, python3-pytest-xdist or python3-venv is missing: "+strings.TrimSpace(string(out)))
+		exampletest.Skip(t, "python3-pytest, python3-pytest-xdist or python3-venv is missing: "+strings.TrimSpace(string(out)))
 	}
 	return debianPython
 }
@@ -205,13 +206,13 @@ func TestPytestPlugin(t *testing.T) {
 	}
 	py := pytestPython(t)
 	vpy := pluginVenv(t, py)
-	bin := buildLLMProxy(t)
+	bin := exampletest.BuildLLMProxy(t)
 	proj := filepath.Join(t.TempDir(), "example")
 	copyTree(t, "../../examples/python", proj)
 	for _, k := range []string{"LLMPROXY_CASSETTE", "LLMPROXY_CASSETTE_DIR", "LLMPROXY_LISTEN", "LLMPROXY_UPSTREAM", "OPENAI_BASE_URL"} {
-		unsetenv(t, k)
+		exampletest.Unsetenv(t, k)
 	}
-	unsetenv(t, "OPENAI_API_KEY")
+	exampletest.Unsetenv(t, "OPENAI_API_KEY")
 	env := []string{"LLMPROXY_BIN=" + bin}
 	all := map[string]string{"test_greeting": "passed", "test_weather_report": "passed",
 		"test_weather_scripted": "passed", "test_parse_sse_pieces": "passed"}
@@ -228,7 +229,7 @@ func TestPytestPlugin(t *testing.T) {
 	cassettes := filepath.Join(proj, "cassettes", "tests", "test_assistant")
 	for name, want := range map[string]int{"test_greeting": 1, "test_weather_report": 2} {
 		cas := filepath.Join(cassettes, name+".cassette")
-		if n := interactionCount(t, cas); n != want {
+		if n := exampletest.Interactions(t, cas); n != want {
 			t.Errorf("%s: %d interactions, want %d", cas, n, want)
 		}
 		raw, err := os.ReadFile(cas)

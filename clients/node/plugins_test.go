@@ -1,10 +1,11 @@
-package main
+package node_test
 
 import (
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // the package's fake binary. They need node and no installed package.
 func TestNodeTestPackage(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		skipExample(t, "node is not installed")
+		exampletest.Skip(t, "node is not installed")
 	}
 	dir, err := filepath.Abs("../../clients/node")
 	if err != nil {
@@ -155,8 +156,8 @@ const (
 // no key, and replayed with the OpenAI question changed, which must fail
 // that test alone with the difference in its report.
 func TestNodePlugins(t *testing.T) {
-	dir := nodeExample(t, "node-plugins")
-	bin := buildLLMProxy(t)
+	dir := exampletest.NodeProject(t, "../../examples/node-plugins")
+	bin := exampletest.BuildLLMProxy(t)
 	upstream := startFakeUpstream(t, dir)
 	for _, r := range pluginRunners {
 		t.Run(r.name, func(t *testing.T) {
@@ -182,20 +183,20 @@ func TestNodePlugins(t *testing.T) {
 			}
 			recorded := run("record", map[string]string{
 				"LLMPROXY_MODE": "record", "LLMPROXY_UPSTREAM": upstream + ",anthropic=" + upstream,
-				"OPENAI_API_KEY": exampleOpenAIKey, "ANTHROPIC_API_KEY": exampleAnthropicKey,
+				"OPENAI_API_KEY": pluginOpenAIKey, "ANTHROPIC_API_KEY": pluginAnthropicKey,
 			})
 			wantOutcomes(t, "record", recorded, "passed", "passed")
 			for _, name := range []string{"openai.test/" + pluginOpenAITest, "anthropic.test/" + pluginCassetteName(r, pluginAnthropicTest)} {
 				file, test, _ := strings.Cut(name, "/")
 				path := filepath.Join(cas, "cassettes", r.name, file, nonName.ReplaceAllString(test, "_")+".cassette")
-				if n := interactionCount(t, path); n != 1 {
+				if n := exampletest.Interactions(t, path); n != 1 {
 					t.Errorf("%s: %d interactions, want 1", path, n)
 				}
 				raw, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, key := range []string{exampleOpenAIKey, exampleAnthropicKey} {
+				for _, key := range []string{pluginOpenAIKey, pluginAnthropicKey} {
 					if bytes.Contains(raw, []byte(key)) {
 						t.Errorf("%s holds the key %q", path, key)
 					}
@@ -293,6 +294,12 @@ func wantTwoWorkers(t *testing.T, dir string) {
 		t.Errorf("%d traced tests in workers %v with proxies %v; want 2 tests in 2 workers with 2 proxies", len(entries), workers, proxies)
 	}
 }
+
+// The keys the runners record with; they must never reach a cassette.
+const (
+	pluginOpenAIKey    = "sk-plugin-openai-SECRET-41c7e2"
+	pluginAnthropicKey = "sk-ant-plugin-SECRET-9d0b5a"
+)
 
 // startFakeUpstream starts examples/node-plugins/fake-upstream.js and
 // returns its URL; it is killed when the test ends.
