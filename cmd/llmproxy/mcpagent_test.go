@@ -177,6 +177,10 @@ func TestScrubMCP(t *testing.T) {
 	if code, out, errs := runCLI(t, "scrub", "--cassette", path, "--map", "files.save_file=write_file"); code != 0 {
 		t.Fatalf("scrub: exit %d: %s%s", code, out, errs)
 	}
+	// Idempotent: a second scrub finds the same round and changes nothing.
+	if code, out, errs := runCLI(t, "scrub", "--cassette", path, "--map", "files.save_file=write_file"); code != 0 || !strings.Contains(out, "nothing to change") || !strings.Contains(out, "1 tool call(s) substituted") {
+		t.Errorf("second scrub: exit %d: %s%s; want the same call and nothing to change", code, out, errs)
+	}
 	ct := load(t, path)
 	f, err := fixture.Parse("call_write_file", ct.Fixtures["call_write_file"])
 	if err != nil {
