@@ -273,3 +273,71 @@ func TestScrubMCPBadInput(t *testing.T) {
 		}
 	})
 }
+
+// saveOver calls save_file(notes.txt) over t and returns the result's
+// text.
+func saveOver(ctx context.Context, t sdk.Transport) (string, error) {
+	cs, err := mcptest.Connect(ctx, t)
+	if err != nil {
+		return "", err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "save_file", Arguments: mcptest.FileArgs{Path: "notes.txt", Content: notesText}})
+	if err != nil {
+		return "", err
+	}
+	return firstText(res), nil
+}
+
+// TestScrubMCPStdio: an MCP call recorded over stdio with no model call
+// beside it becomes a fixture of its own, named SERVER.TOOL, its answer
+// kept; the stdio replay answers with it.
+func TestScrubMCPStdio(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	path := filepath.Join(t.TempDir(), "stdio.cassette")
+	rec := startMCP(t, ctx, "mcp-stdio="+dir, "record", "--cassette", path, "--name", "notes", "--", self(t))
+	recorded, err := saveOver(ctx, rec.client)
+	if err != nil {
+		t.Fatalf("record: %v (stderr: %s)", err, rec.stderr)
+	}
+	if err := rec.wait(t); err != nil {
+		t.Fatalf("record: %v (stderr: %s)", err, rec.stderr)
+	}
+	if !fileExists(filepath.Join(dir, "notes.txt")) {
+		t.Fatal("record: the server wrote no file")
+	}
+	os.Remove(filepath.Join(dir, "notes.txt"))
+	before := load(t, path)
+
+	code, out, errs := runCLI(t, "scrub", "--cassette", path, "--map", "notes.save_file=write_file")
+	if code != 0 || !strings.Contains(out, "write_file  1  call_write_file\n") {
+		t.Fatalf("scrub: exit %d: %s%s", code, out, errs)
+	}
+	after := load(t, path)
+	f, err := fixture.Parse("call_write_file", after.Fixtures["call_write_file"])
+	if err != nil || f.Function != "notes.save_file" || string(f.Result.Content) != `{"bytesWritten":18}` {
+		t.Fatalf("fixture %+v, %v", f, err)
+	}
+	for n, i := range after.Interactions {
+		if !bytes.Equal(i.Response.Bytes(), before.Interactions[n].Response.Bytes()) {
+			t.Errorf("interaction %d's answer changed; a lone MCP call's answer is kept", i.ID)
+		}
+	}
+
+	rep := startMCP(t, ctx, "", "replay", "--cassette", path, "--name", "notes")
+	replayed, err := saveOver(ctx, rep.client)
+	if err != nil {
+		t.Fatalf("replay: %v (stderr: %s)", err, rep.stderr)
+	}
+	if err := rep.wait(t); err != nil {
+		t.Fatalf("replay: %v (stderr: %s)", err, rep.stderr)
+	}
+	if replayed != recorded || replayed != string(f.Result.Content) {
+		t.Errorf("replay answered %s, recorded %s, fixture %s", replayed, recorded, f.Result.Content)
+	}
+	if fileExists(filepath.Join(dir, "notes.txt")) {
+		t.Error("replay wrote the file")
+	}
+}
