@@ -136,6 +136,13 @@ func Rewrite(doc, id, token []byte) []byte {
 // sends one message per event, on one data line). Lines that are not data,
 // and data that is no JSON object, are kept as they are.
 func RewriteEvent(event, id, token []byte) []byte {
+	return mapData(event, func(doc []byte) []byte { return Rewrite(doc, id, token) })
+}
+
+// mapData returns an SSE event with f applied to the message on each of
+// its data lines; the other lines, and each line's spacing and ending, are
+// kept. An event with no data line is returned as it is.
+func mapData(event []byte, f func(doc []byte) []byte) []byte {
 	if !bytes.Contains(event, []byte("data:")) {
 		return event
 	}
@@ -158,7 +165,7 @@ func RewriteEvent(event, id, token []byte) []byte {
 		lead := len(body) - len(bytes.TrimLeft(body, " "))
 		out = append(out, "data:"...)
 		out = append(out, body[:lead]...)
-		out = append(out, Rewrite(body[lead:], id, token)...)
+		out = append(out, f(body[lead:])...)
 		out = append(out, end...)
 	}
 	return out

@@ -20,7 +20,7 @@ func runScrub(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("scrub", stdout)
 	path := fs.String("cassette", "", "cassette `file` to scrub (rewritten in place unless --out is given)")
 	var mapSpecs listFlag
-	fs.Var(&mapSpecs, "map", "substitute an application tool as a preset: `TOOL=PRESET` (repeatable)")
+	fs.Var(&mapSpecs, "map", "substitute an application tool as a preset: `TOOL=PRESET`, or SERVER.TOOL=PRESET for an MCP server's tool (repeatable)")
 	out := fs.String("out", "", "write the scrubbed cassette to `file` and leave --cassette as it is")
 	strict := fs.Bool("strict", false, "fail, writing nothing, when a call to a preset is left unchanged")
 	if err := parseCommand(fs, args, "cassette"); err != nil {
@@ -63,7 +63,11 @@ func printReport(w io.Writer, path string, r fixture.Report) {
 	if len(r.Substituted) > 0 {
 		ids := map[string][]string{}
 		for _, s := range r.Substituted {
-			ids[s.Preset] = append(ids[s.Preset], s.NewID)
+			id := s.NewID
+			if s.MCP != 0 {
+				id += fmt.Sprintf(" (and MCP interaction %d)", s.MCP)
+			}
+			ids[s.Preset] = append(ids[s.Preset], id)
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, p := range slices.Sorted(maps.Keys(ids)) {

@@ -26,10 +26,34 @@ type NoteResult struct {
 	Path  string `json:"path"`
 }
 
-// NewServer is an MCP server whose tool write_note writes files into dir,
-// and whose tool echo returns its text.
+// FileArgs are save_file's arguments, those of the preset write_file.
+type FileArgs struct {
+	Path    string `json:"path" jsonschema:"the file's name inside the directory"`
+	Content string `json:"content" jsonschema:"what to write"`
+}
+
+// FileResult is save_file's structured result, the preset write_file's.
+type FileResult struct {
+	BytesWritten int `json:"bytesWritten"`
+}
+
+// NewServer is an MCP server whose tools write_note and save_file write
+// files into dir (save_file is shaped as the preset write_file, and fails
+// with isError on a path that leaves dir), and whose tool echo returns its
+// text.
 func NewServer(dir string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "notes", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "save_file", Description: "Saves a file."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in FileArgs) (*mcp.CallToolResult, FileResult, error) {
+			name := filepath.Base(in.Path)
+			if name != in.Path || name == "." || strings.HasPrefix(name, "..") {
+				return nil, FileResult{}, fmt.Errorf("bad path %q", in.Path)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(in.Content), 0o600); err != nil {
+				return nil, FileResult{}, err
+			}
+			return nil, FileResult{BytesWritten: len(in.Content)}, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "write_note", Description: "Writes a note to a file."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in NoteArgs) (*mcp.CallToolResult, NoteResult, error) {
 			name := filepath.Base(in.Path)
