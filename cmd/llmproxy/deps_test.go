@@ -88,8 +88,8 @@ func TestPackageDirection(t *testing.T) {
 		{dir: "fixture", never: []string{"scenario", "view", "proxy"}},
 		{dir: "scenario", never: []string{"view", "proxy"}},
 		{dir: "view", never: []string{"proxy"}},
-		{dir: "review", allowed: []string{"cassette", "wire", "mcp", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
-		{dir: "refresh", allowed: []string{"cassette", "wire", "mcp", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
+		{dir: "review", allowed: []string{"cassette", "wire", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
+		{dir: "refresh", allowed: []string{"cassette", "wire", "internal/jsonvalue", "match", "store", "internal/hop", "internal/query", "internal/parallel"}},
 		{dir: "tally", never: []string{"scenario", "fixture", "view", "proxy"}},
 	}
 	for _, tt := range tests {
