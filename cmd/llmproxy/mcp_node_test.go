@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/mcptest"
 )
 
@@ -42,6 +43,21 @@ func runNodeMCP(t *testing.T, dir string, args []string, path, text string) (int
 	return code, stderr, r
 }
 
+// cassetteLen is the number of interactions in the cassette at path.
+func cassetteLen(t *testing.T, path string) int {
+	t.Helper()
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n, err := c.Len()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // TestMCPNodeSDK runs the npm @modelcontextprotocol/sdk Client with its
 // StreamableHTTPClientTransport (examples/node-mcp) through `llmproxy
 // record --mcp notes=URL` against the Go SDK test server (internal/mcptest,
@@ -72,7 +88,7 @@ func TestMCPNodeSDK(t *testing.T) {
 			if recorded.Server["name"] != "notes" || len(recorded.Tools) == 0 || recorded.Result == nil || recorded.SessionID != "set" {
 				t.Fatalf("record: the client saw %+v; want the notes server, its tools, a result and a session", recorded)
 			}
-			if got := interactionCount(t, cas); got != 4 {
+			if got := cassetteLen(t, cas); got != 4 {
 				t.Errorf("recorded %d interactions, want 4 (initialize, notifications/initialized, tools/list, tools/call)", got)
 			}
 			srv.Close()
