@@ -111,5 +111,6 @@ func TestMCPInViewInBrowser(t *testing.T) {
 	if !strings.Contains(res, `"bytes": 5`) || !strings.Contains(res, `"path": "a.txt"`) {
 		t.Errorf("the result reads %q", res)
 	}
+	b.Screenshot(*screenshots, "view-mcp.png")
 	b.Check()
 }
