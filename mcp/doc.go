@@ -4,8 +4,9 @@
 // refuses what MCP does not allow (batches, bodies that are not one JSON-RPC
 // object), names the body paths matching leaves out (IgnorePaths), rewrites
 // a recorded answer for the live request (its id and progress token, in a
-// JSON body or in each SSE event), reads and sets the output of a
-// tools/call answer (for scrub), and writes JSON-RPC errors.
+// JSON body or in each SSE event), reads a recorded answer for pages (the
+// response in it, a tool result, the tools listed), reads and sets the
+// output of a tools/call answer (for scrub), and writes JSON-RPC errors.
 //
 // It also carries stdio MCP traffic over HTTP, so that the proxy records and
 // replays a stdio server as it does a streamable HTTP one: Bridge turns the

@@ -172,8 +172,12 @@ func mcpHeaders(h http.Header, x *exchange) {
 // a response to the server) needs no answer and gets 202 Accepted, as the
 // server would have given; a request gets a JSON-RPC error with its own
 // id, code mcp.CodeCassetteMiss, the miss's message, and data holding the
-// closest interaction and the differences (path, got, want), with HTTP
-// 400 and MissHeader as any miss. It is listed like any miss.
+// closest interaction and the differences (path, got, want), with
+// MissHeader as any miss. It is listed like any miss. The HTTP status is
+// 200, as a server's for a request it accepted and answered with an error:
+// the transport keeps 4xx for input it cannot accept, and clients (the npm
+// SDK's among them) report a 4xx as a transport failure, not as the
+// JSON-RPC error with its code and data.
 func (s *Server) missMCP(w http.ResponseWriter, x *exchange, msg string) {
 	if x.mcp.Notification() {
 		s.journal.add(x.entry(0, "", http.StatusAccepted))
@@ -182,7 +186,7 @@ func (s *Server) missMCP(w http.ResponseWriter, x *exchange, msg string) {
 	}
 	s.missed(msg)
 	s.log.WarnContext(x.req.Context(), "miss", x.logArgs("reason", msg)...)
-	s.journal.add(x.entry(0, msg, http.StatusBadRequest))
+	s.journal.add(x.entry(0, msg, http.StatusOK))
 	data, _ := json.Marshal(struct {
 		Type        string    `json:"type"`
 		Method      string    `json:"method"`
@@ -191,5 +195,5 @@ func (s *Server) missMCP(w http.ResponseWriter, x *exchange, msg string) {
 		Kind        wire.Kind `json:"kind"`
 	}{Type: "cassette_miss", Method: x.mcp.Method, Closest: x.closest, Differences: x.diffs, Kind: x.kind})
 	w.Header().Set(MissHeader, "1")
-	writeMCP(w, http.StatusBadRequest, mcp.ErrorBody(x.mcp.ID, mcp.CodeCassetteMiss, msg, data))
+	writeMCP(w, http.StatusOK, mcp.ErrorBody(x.mcp.ID, mcp.CodeCassetteMiss, msg, data))
 }

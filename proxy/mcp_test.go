@@ -126,6 +126,14 @@ func TestMCPReplayMissNamesTheArgument(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("replay: the file was written (stat: %v)", err)
 	}
+	// On the wire the miss is a JSON-RPC error with the request's id under
+	// HTTP 200, as a server answers a request it accepted: clients (the npm
+	// SDK's) read a 4xx as a transport failure and lose the code and data.
+	status, h, body := postMCP(t, rep, `{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"write_note","arguments":{"path":"c.txt","text":"hello"}}}`, nil)
+	if status != http.StatusOK || h.Get(proxy.MissHeader) != "1" || !strings.Contains(body, `"id":"call-7"`) ||
+		!strings.Contains(body, `"code":-32001`) || !strings.Contains(body, `"path":"params.arguments.path"`) {
+		t.Errorf("a missed tools/call: %d (%s %q) %s; want 200, the miss header and a JSON-RPC error -32001 with the live id and the path in data", status, proxy.MissHeader, h.Get(proxy.MissHeader), body)
+	}
 	log, err := rep.p.Log(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +144,8 @@ func TestMCPReplayMissNamesTheArgument(t *testing.T) {
 			n++
 		}
 	}
-	if n != 1 {
-		t.Errorf("the log lists %d misses, want 1: %+v", n, log)
+	if n != 2 {
+		t.Errorf("the log lists %d misses, want 2: %+v", n, log)
 	}
 }
 

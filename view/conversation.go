@@ -33,6 +33,9 @@ type interactionPage struct {
 	// not be read (ResponseProblem says why) or the kind has none.
 	Response        *message
 	ResponseProblem string
+	// ResponseNote says why there is no Response when that is the
+	// protocol's way (an MCP notification's 202).
+	ResponseNote    string
 	Timeline        *timeline
 	RequestHeaders  []header
 	ResponseHeaders []header
@@ -131,7 +134,9 @@ func (h *Handler) conversation(ctx context.Context, name string, i *cassette.Int
 	}
 	fixtures := fixtureLookup{ctx: ctx, src: h.opts.Source, name: name, seen: map[string]*fixtureBadge{}}
 	kind := wire.Kind(i.Kind)
-	if kind != wire.KindGeneric {
+	if kind == wire.KindMCP {
+		p.Request, p.Response, p.ResponseNote = mcpTurns(i)
+	} else if kind != wire.KindGeneric {
 		msgs, err := wire.Transcript(kind, i.Request.Path, i.Request.Body)
 		if err != nil {
 			p.RequestProblem = err.Error()

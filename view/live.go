@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/match"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 const (
@@ -54,6 +55,9 @@ func newLogRow(e LogEntry) logRow {
 	}
 	if len(e.Differences) > 0 {
 		r.First, r.More = &e.Differences[0], e.Differences[1:]
+	}
+	if e.Kind == string(wire.KindMCP) {
+		r.ToolCalls = mcpCalls(e.Upstream, e.ToolCalls)
 	}
 	switch {
 	case e.Miss != "":

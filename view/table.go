@@ -81,6 +81,10 @@ func (r *row) read(i *cassette.Interaction) string {
 			b.WriteByte(' ')
 		}
 	}
+	if kind == wire.KindMCP {
+		r.readMCP(i, add)
+		return b.String()
+	}
 	resp, err := wire.ParseResponse(kind, framing(i.Response.Framing), i.Response.Bytes())
 	r.Model = resp.Model
 	if err == nil {
