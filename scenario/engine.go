@@ -105,7 +105,7 @@ type Pending struct {
 	e        *Engine
 	conv     *conversation
 	named    bool     // conv is a named conversation, shared
-	key      [32]byte // the request's key, for a conversation read from it
+	key      [32]byte // the request's key, for a conversation read from it that a silent step answers
 	kind     wire.Kind
 	step     int
 	calls    []wire.ToolCall
@@ -142,8 +142,7 @@ func (e *Engine) Answer(req Request) (*Pending, error) {
 
 // answerRead answers a request whose conversation is read from the request.
 func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
-	key := RequestKey(req.Body)
-	conv, kept, miss := e.locate(req, v, key)
+	conv, kept, miss := e.locate(req, v)
 	if miss != nil {
 		return nil, miss
 	}
@@ -163,7 +162,9 @@ func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
 	if miss != nil {
 		return nil, miss
 	}
-	p.key = key
+	if e.prog.steps[step].silent {
+		p.key = RequestKey(req.Body)
+	}
 	return p, nil
 }
 

@@ -132,8 +132,9 @@ func joinedTextKey(turns []wire.Turn) string {
 // locate reads a request's position: from the answer its
 // previous_response_id names, or the start, through the answers it echoes,
 // then past the silent answers a request with the same key was given
-// (kept says there were).
-func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation, kept bool, miss *Miss) {
+// (kept says there were; the key, a hash of the whole body, is made only
+// when the engine keeps such answers).
+func (e *Engine) locate(req *Request, v *view) (conv *conversation, kept bool, miss *Miss) {
 	p := e.prog
 	if prev := req.Parsed.Previous; prev != "" {
 		bases, ok := e.byID.get(prev)
@@ -149,8 +150,11 @@ func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation
 	for _, w := range writtenAnswers(v) {
 		e.follow(conv, &w, d)
 	}
-	if s, ok := e.silent.get(string(key[:])); ok {
-		return s.clone(), true, nil
+	if e.silent.len() > 0 {
+		key := RequestKey(req.Body)
+		if s, ok := e.silent.get(string(key[:])); ok {
+			return s.clone(), true, nil
+		}
 	}
 	return conv, false, nil
 }
