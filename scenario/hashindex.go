@@ -6,10 +6,11 @@ import (
 )
 
 // hashIndex files steps under a string key by 32 bits of the key's hash
-// alone, so that a lookup reads one slot of 8 bytes in a table of 16 bytes
-// a key and, for the steps, a list in file order, instead of a map's
-// buckets, its key string and its value's slice: with many steps, each
-// lookup touches another key, and the memory it touches is what it costs.
+// alone, so that a lookup reads one slot of 8 bytes (in a table of 12 to 24
+// bytes a key) and, for the steps, a list in file order, instead of a
+// map's buckets, its key string and its value's slice: with many steps,
+// each lookup touches another key, and the memory it touches is what it
+// costs.
 // Keys whose hashes share those bits share a slot: a lookup may return a
 // step filed under another key, and the caller checks each step it
 // returns.
