@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,7 +76,11 @@ func flatRequests(b *testing.B, n, convs int) []scenario.Request {
 // Responses answers by id), and reports each ns/answer and the slowest over
 // the fastest (ratio-max/min; 1.0 is flat). An answer reads its request's
 // history and tries the candidates; neither the steps nor the
-// conversations served should make it slower.
+// conversations served should make it slower. It also reports, of the
+// same answers, each configuration's median time and the ratio of the
+// medians (ratio-median): the sums include the time the process waited
+// for a core, which on a loaded machine lands on one configuration or
+// another at random; the median leaves those answers out.
 func BenchmarkAnswerFlat(b *testing.B) {
 	type config struct {
 		name string
@@ -93,6 +98,7 @@ func BenchmarkAnswerFlat(b *testing.B) {
 		}
 	}
 	spent := make([]time.Duration, len(configs))
+	each := make([][]time.Duration, len(configs))
 	k := 0
 	for b.Loop() {
 		for i, c := range configs {
@@ -103,16 +109,23 @@ func BenchmarkAnswerFlat(b *testing.B) {
 				b.Fatal(err)
 			}
 			p.Commit()
-			spent[i] += time.Since(start)
+			d := time.Since(start)
+			spent[i] += d
+			each[i] = append(each[i], d)
 		}
 		k++
 	}
 	lo, hi := spent[0], spent[0]
+	medians := make([]time.Duration, len(configs))
 	for i, c := range configs {
 		lo, hi = min(lo, spent[i]), max(hi, spent[i])
 		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(b.N), "ns/answer-"+c.name)
+		slices.Sort(each[i])
+		medians[i] = each[i][len(each[i])/2]
+		b.ReportMetric(float64(medians[i].Nanoseconds()), "ns/answer-median-"+c.name)
 	}
 	b.ReportMetric(float64(hi)/float64(lo), "ratio-max/min")
+	b.ReportMetric(float64(slices.Max(medians))/float64(slices.Min(medians)), "ratio-median")
 }
 
 // fill has e keep n named conversations and n Responses answers by id.

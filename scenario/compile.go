@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"net/http"
 	"regexp"
 	"slices"
@@ -36,25 +37,19 @@ type program struct {
 	starts        entryIndex
 	silentEntries []int // the entries that are silent, in file order
 	// writers indexes the steps by the text they answer (whitespace
-	// removed), to find which step wrote an assistant turn; the steps
-	// whose answer is made from the request are not in it, and
-	// derivedEntries are those of them that are entries, in file order.
-	writers        map[string][]int
+	// removed) and their calls' names (writerKey), to find which step
+	// wrote an assistant turn; the steps whose answer is made from the
+	// request are not in it, and derivedEntries are those of them that are
+	// entries, in file order.
+	writers        hashIndex
 	derivedEntries []int
 }
 
-// cstep is a step ready to answer.
+// cstep is a step ready to answer. The fields a request reads to find its
+// position and pick its step come first, so that they share a cache line
+// or two: with many steps, each request touches other steps, whose data is
+// out of the cache.
 type cstep struct {
-	id     string
-	conds  []condition
-	answer Answer
-	calls  []ccall
-	text   *textGen      // derives the text from the request; nil for answer.Text
-	delay  time.Duration // the answer's delay plus its fixtures' delays
-	// next are the candidates once this step has answered; ended means there
-	// are none and the conversation is exhausted.
-	next  []int
-	ended bool
 	// entry says the step may begin a conversation; silent says its answer
 	// never shows in a later request's history (an error, a cut stream).
 	entry  bool
@@ -62,6 +57,19 @@ type cstep struct {
 	// derived says the answer is made from the request (a text generator,
 	// a json answer): which step wrote it is found by making it again.
 	derived bool
+	// next are the candidates once this step has answered; ended means there
+	// are none and the conversation is exhausted.
+	ended bool
+	next  []int
+	calls []ccall
+	conds []condition
+	// echo is the answer's text as a later request echoes it, whitespace
+	// removed: what writers files the step under, with its calls' names.
+	echo   string
+	id     string
+	text   *textGen      // derives the text from the request; nil for answer.Text
+	delay  time.Duration // the answer's delay plus its fixtures' delays
+	answer Answer
 }
 
 // ccall is a tool call of an answer with its name and arguments resolved.
@@ -534,8 +542,10 @@ func markEntries(p *problems, prog *program, steps []Step) {
 	if len(steps) > 0 && len(prog.entries) == 0 {
 		p.add(stepLoc(0, prog.steps[0].id).key("start"), "no step may begin a conversation: the first step says start: false and no step says start: true")
 	}
-	prog.starts = indexEntries(prog)
-	prog.writers = map[string][]int{}
+	seed := maphash.MakeSeed()
+	prog.starts = indexEntries(prog, seed)
+	var keys []string
+	var writers []int
 	for i := range prog.steps {
 		st := &prog.steps[i]
 		st.derived = st.text != nil || st.answer.JSON != nil
@@ -547,10 +557,11 @@ func markEntries(p *problems, prog *program, steps []Step) {
 			for k, c := range st.calls {
 				names[k] = c.name
 			}
-			k := writerKey(textKey(st.answer.Text), names)
-			prog.writers[k] = append(prog.writers[k], i)
+			st.echo = textKey(st.answer.Text)
+			keys, writers = append(keys, writerKey(st.echo, names)), append(writers, i)
 		}
 	}
+	prog.writers = newHashIndex(seed, keys, writers)
 }
 
 // unreachable returns the steps that no path from an entry step reaches, in

@@ -26,15 +26,15 @@ type condition interface {
 // view is a request as the conditions read it, with what is derived from it
 // computed once.
 type view struct {
-	req    *wire.Request
-	body   []byte
-	recall func(id string) (rememberedCall, bool) // calls the conversation made
+	req  *wire.Request
+	body []byte
+	conv *conversation // whose answers' calls a tool result may name; nil for none
 
 	user       string
 	userFound  bool
 	latest     []wire.ToolResult // the results after the last assistant turn
 	lastCalls  []wire.ToolCall   // the calls echoed in the last assistant turn
-	turnOfPath map[string]int
+	turnOfPath map[string]int    // turn by path; built by the first turnOf
 }
 
 // rememberedCall is a call an answer of the conversation made.
@@ -43,11 +43,10 @@ type rememberedCall struct {
 	args []byte
 }
 
-func newView(req *wire.Request, body []byte, recall func(string) (rememberedCall, bool)) *view {
-	v := &view{req: req, body: body, recall: recall, turnOfPath: make(map[string]int, len(req.Turns))}
+func newView(req *wire.Request, body []byte) *view {
+	v := &view{req: req, body: body}
 	lastAssistant := -1
 	for i, t := range req.Turns {
-		v.turnOfPath[t.Path] = i
 		switch t.Role {
 		case "assistant", "model", "function_call":
 			lastAssistant = i
@@ -79,6 +78,12 @@ func newView(req *wire.Request, body []byte, recall func(string) (rememberedCall
 // turnOf returns the index of the turn a gjson path of the body lies in
 // ("messages.3.content" lies in "messages.3"), or -1.
 func (v *view) turnOf(path string) int {
+	if v.turnOfPath == nil {
+		v.turnOfPath = make(map[string]int, len(v.req.Turns))
+		for i, t := range v.req.Turns {
+			v.turnOfPath[t.Path] = i
+		}
+	}
 	for p := path; p != ""; {
 		if i, ok := v.turnOfPath[p]; ok {
 			return i
@@ -103,8 +108,8 @@ func (v *view) callOf(r wire.ToolResult) (name string, args []byte, ok bool) {
 				return c.Name, c.Arguments, true
 			}
 		}
-		if v.recall != nil {
-			if c, ok := v.recall(r.CallID); ok {
+		if v.conv != nil {
+			if c, ok := v.conv.recall(r.CallID); ok {
 				return c.name, c.args, true
 			}
 		}

@@ -55,15 +55,15 @@ type Engine struct {
 type conversation struct {
 	mu       sync.Mutex // held while a named conversation answers
 	name     string
-	last     int // step last answered; -1 before the first answer
-	answers  int // answers delivered, counting from 0
-	defaults map[string]int
-	calls    map[string]rememberedCall
-	order    []string // call ids in the order remembered, to forget the oldest
+	last     int                       // step last answered; -1 before the first answer
+	answers  int                       // answers delivered, counting from 0
+	defaults map[string]int            // nil until an answer makes a call
+	calls    map[string]rememberedCall // nil until an answer makes a call
+	order    []string                  // call ids in the order remembered, to forget the oldest
 }
 
 func newConversation(name string) *conversation {
-	return &conversation{name: name, last: -1, defaults: map[string]int{}, calls: map[string]rememberedCall{}}
+	return &conversation{name: name, last: -1}
 }
 
 // NewEngine checks a scenario and returns an engine that serves it. An
@@ -105,7 +105,7 @@ type Pending struct {
 	e        *Engine
 	conv     *conversation
 	named    bool     // conv is a named conversation, shared
-	key      [32]byte // the request's key, for a conversation read from it
+	key      [32]byte // the request's key, for a conversation read from it that a silent step answers
 	kind     wire.Kind
 	step     int
 	calls    []wire.ToolCall
@@ -117,7 +117,7 @@ type Pending struct {
 // When no step answers, the error is a *Miss wrapping ErrMiss and nothing
 // changes.
 func (e *Engine) Answer(req Request) (*Pending, error) {
-	v := newView(&req.Parsed, req.Body, nil)
+	v := newView(&req.Parsed, req.Body)
 	if req.Conversation == "" {
 		return e.answerRead(&req, v)
 	}
@@ -127,7 +127,7 @@ func (e *Engine) Answer(req Request) (*Pending, error) {
 	}
 	conv.mu.Lock()
 	defer conv.mu.Unlock()
-	v.recall = conv.recall
+	v.conv = conv
 	step, miss := e.pick(conv, v)
 	if miss != nil {
 		return nil, miss
@@ -142,12 +142,11 @@ func (e *Engine) Answer(req Request) (*Pending, error) {
 
 // answerRead answers a request whose conversation is read from the request.
 func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
-	key := RequestKey(req.Body)
-	conv, kept, miss := e.locate(req, v, key)
+	conv, kept, miss := e.locate(req, v)
 	if miss != nil {
 		return nil, miss
 	}
-	v.recall = conv.recall
+	v.conv = conv
 	step, miss := e.pick(conv, v)
 	if miss != nil {
 		miss.Position = conv.describe(e.prog)
@@ -163,7 +162,9 @@ func (e *Engine) answerRead(req *Request, v *view) (*Pending, error) {
 	if miss != nil {
 		return nil, miss
 	}
-	p.key = key
+	if e.prog.steps[step].silent {
+		p.key = RequestKey(req.Body)
+	}
 	return p, nil
 }
 
@@ -317,6 +318,9 @@ func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, 
 // id (defaults, which it does not change), skipping ids the answer's own
 // calls took. It also returns the counts once these calls are made.
 func callIDs(calls []ccall, defaults map[string]int) ([]wire.ToolCall, map[string]int) {
+	if len(calls) == 0 {
+		return nil, nil
+	}
 	out := make([]wire.ToolCall, len(calls))
 	taken := map[string]bool{}
 	for _, c := range calls {
@@ -380,6 +384,9 @@ func (p *Pending) Commit() {
 func (c *conversation) advance(step int, calls []wire.ToolCall, defaults map[string]int) {
 	c.last = step
 	c.answers++
+	if len(defaults) > 0 && c.defaults == nil {
+		c.defaults = map[string]int{}
+	}
 	for name, n := range defaults {
 		c.defaults[name] = max(c.defaults[name], n)
 	}
@@ -391,6 +398,9 @@ func (c *conversation) advance(step int, calls []wire.ToolCall, defaults map[str
 // remember keeps a call for later requests that name it only by id,
 // forgetting the oldest past rememberCalls. c is locked.
 func (c *conversation) remember(call wire.ToolCall) {
+	if c.calls == nil {
+		c.calls = map[string]rememberedCall{}
+	}
 	if _, ok := c.calls[call.ID]; !ok {
 		c.order = append(c.order, call.ID)
 	}

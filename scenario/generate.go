@@ -155,7 +155,7 @@ type generated struct {
 // requestText reads what a text generator uses from a request; model is
 // the answer's.
 func requestText(req *Request, model string) generated {
-	v := newView(&req.Parsed, req.Body, nil)
+	v := newView(&req.Parsed, req.Body)
 	return generated{user: v.user, model: model, system: req.Parsed.System}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -43,13 +44,20 @@ type written struct {
 	user  string
 }
 
-// key is the written answer's index key: its text and call names.
-func (w *written) key() string {
-	names := make([]string, len(w.calls))
+// hash returns the hash in ix of the written answer's index key: the
+// hash of writerKey of its text and call names, without making the key.
+func (w *written) hash(ix *hashIndex) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ix.seed)
+	h.WriteString(w.text)
+	h.WriteByte(0)
 	for i, c := range w.calls {
-		names[i] = c.Name
+		if i > 0 {
+			h.WriteByte(0)
+		}
+		h.WriteString(c.Name)
 	}
-	return writerKey(w.text, names)
+	return h.Sum64()
 }
 
 // writerKey is the index key of an answer with this text (whitespace
@@ -82,40 +90,51 @@ func writtenAnswers(v *view) []written {
 		withResults[v.turnOf(r.Path)] = true
 	}
 	var out []written
-	var text strings.Builder
 	var user string
-	open := false
-	flush := func() {
-		if open {
-			out[len(out)-1].text = text.String()
-			text.Reset()
-			open = false
+	from := -1 // the first turn of the answer being read, -1 for none
+	flush := func(to int) {
+		if from >= 0 {
+			out[len(out)-1].text = joinedTextKey(req.Turns[from:to])
+			from = -1
 		}
 	}
 	for i, t := range req.Turns {
 		if !assistantRoles[t.Role] {
-			flush()
+			flush(i)
 			if t.Role == "user" && (t.Text != "" || !withResults[i]) { // as newView reads the latest user text
 				user = t.Text
 			}
 			continue
 		}
-		if !open {
+		if from < 0 {
 			out = append(out, written{user: user})
-			open = true
+			from = i
 		}
-		text.WriteString(textKey(t.Text))
 		out[len(out)-1].calls = append(out[len(out)-1].calls, callsOf[i]...)
 	}
-	flush()
+	flush(len(req.Turns))
 	return out
+}
+
+// joinedTextKey returns the texts of turns joined, whitespace removed; for
+// one turn, without copying a text that has none.
+func joinedTextKey(turns []wire.Turn) string {
+	if len(turns) == 1 {
+		return textKey(turns[0].Text)
+	}
+	var b strings.Builder
+	for _, t := range turns {
+		b.WriteString(textKey(t.Text))
+	}
+	return b.String()
 }
 
 // locate reads a request's position: from the answer its
 // previous_response_id names, or the start, through the answers it echoes,
 // then past the silent answers a request with the same key was given
-// (kept says there were).
-func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation, kept bool, miss *Miss) {
+// (kept says there were; the key, a hash of the whole body, is made only
+// when the engine keeps such answers).
+func (e *Engine) locate(req *Request, v *view) (conv *conversation, kept bool, miss *Miss) {
 	p := e.prog
 	if prev := req.Parsed.Previous; prev != "" {
 		bases, ok := e.byID.get(prev)
@@ -131,8 +150,11 @@ func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation
 	for _, w := range writtenAnswers(v) {
 		e.follow(conv, &w, d)
 	}
-	if s, ok := e.silent.get(string(key[:])); ok {
-		return s.clone(), true, nil
+	if e.silent.len() > 0 {
+		key := RequestKey(req.Body)
+		if s, ok := e.silent.get(string(key[:])); ok {
+			return s.clone(), true, nil
+		}
 	}
 	return conv, false, nil
 }
@@ -143,7 +165,7 @@ func (e *Engine) locate(req *Request, v *view, key [32]byte) (conv *conversation
 func (e *Engine) pickBase(bases []*conversation, v *view) *conversation {
 	for _, b := range bases {
 		c := b.clone()
-		v.recall = c.recall
+		v.conv = c
 		if _, miss := e.pick(c, v); miss == nil {
 			return b
 		}
@@ -164,7 +186,10 @@ func conversationName(req *Request) string {
 			break
 		}
 	}
-	return "auto-" + hex.EncodeToString(h.Sum(nil)[:4])
+	var sum [sha256.Size]byte
+	name := []byte("auto-00000000")
+	hex.Encode(name[len("auto-"):], h.Sum(sum[:0])[:4])
+	return string(name)
 }
 
 // follow moves c past the step that wrote w: the first candidate that
@@ -192,22 +217,18 @@ func (e *Engine) walk(c *conversation, step int, calls []ccall) {
 	c.advance(step, ids, defaults)
 }
 
-// candidateRank returns how c ranks a step as a candidate for its next
-// answer, conditions aside: its place in the then list of the step last
-// answered, else (at the start, after a restart) the entry steps by file
-// order; -1 for a step that is no candidate.
-func (e *Engine) candidateRank(c *conversation) func(i int) int {
-	p := e.prog
-	next, entries := e.candidates(c)
-	return func(i int) int {
-		if k := slices.Index(next, i); k >= 0 {
-			return k
-		}
-		if entries && p.steps[i].entry {
-			return len(next) + i
-		}
-		return -1
+// rank returns how a conversation whose candidates are next and, if
+// entries, the entry steps (see candidates) ranks step i as a candidate for
+// its next answer, conditions aside: its place in next, else the entry
+// steps by file order; -1 for a step that is no candidate.
+func (p *program) rank(next []int, entries bool, i int) int {
+	if k := slices.Index(next, i); k >= 0 {
+		return k
 	}
+	if entries && p.steps[i].entry {
+		return len(next) + i
+	}
+	return -1
 }
 
 // candidates returns c's candidate steps for its next answer, conditions
@@ -236,24 +257,27 @@ func (e *Engine) candidates(c *conversation) (next []int, entries bool) {
 // request is made again (derives) and compared.
 func (e *Engine) writer(c *conversation, w *written, d *derivation) (int, []ccall) {
 	p := e.prog
-	rank := e.candidateRank(c)
+	next, entries := e.candidates(c)
 	best, bestRank := -1, -1
 	var bestCalls []ccall
-	for _, i := range p.writers[w.key()] {
-		r := rank(i)
-		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, p.steps[i].calls, w) {
-			continue
+	for _, i := range p.writers.lookup(w.hash(&p.writers)) {
+		st := &p.steps[i]
+		r := p.rank(next, entries, i)
+		if r < 0 || (best >= 0 && r >= bestRank) || st.echo != w.text || !e.writes(c, st.calls, w) {
+			continue // writes checks the calls' names, the rest of the key
 		}
-		best, bestRank, bestCalls = i, r, p.steps[i].calls
+		best, bestRank, bestCalls = i, r, st.calls
+	}
+	if len(p.derivedEntries) == 0 && !slices.ContainsFunc(next, func(i int) bool { return p.steps[i].derived }) {
+		return best, bestCalls
 	}
 	try := func(i int) {
-		if r := rank(i); r >= 0 && (best < 0 || r < bestRank) {
+		if r := p.rank(next, entries, i); r >= 0 && (best < 0 || r < bestRank) {
 			if calls, ok := e.derives(c, i, w, d); ok {
 				best, bestRank, bestCalls = i, r, calls
 			}
 		}
 	}
-	next, entries := e.candidates(c)
 	for _, i := range next {
 		if p.steps[i].derived {
 			try(i)
@@ -261,7 +285,7 @@ func (e *Engine) writer(c *conversation, w *written, d *derivation) (int, []ccal
 	}
 	if entries {
 		for _, i := range p.derivedEntries { // by rank: stop at the first that writes w
-			if best >= 0 && rank(i) >= bestRank {
+			if best >= 0 && p.rank(next, entries, i) >= bestRank {
 				break
 			}
 			try(i)
@@ -292,10 +316,10 @@ func (e *Engine) writes(c *conversation, calls []ccall, w *written) bool {
 // the writer) and the calls the writer made, or nil.
 func (e *Engine) throughSilent(c *conversation, w *written, d *derivation) ([]int, []ccall) {
 	p := e.prog
-	rank := e.candidateRank(c)
+	next, entries := e.candidates(c)
 	var queue []int
 	for _, i := range p.silentEntries {
-		if rank(i) >= 0 {
+		if p.rank(next, entries, i) >= 0 {
 			queue = append(queue, i)
 		}
 	}
@@ -380,19 +404,20 @@ func (c *conversation) describe(p *program) string {
 
 // entryIndex finds the entry steps that may answer a conversation's first
 // request without trying each: those whose latest-user condition is an
-// equals are indexed by its value.
+// equals are indexed by its value (by its hash: the condition, tried on
+// each candidate, checks the value itself).
 type entryIndex struct {
-	byUser  map[string][]int
-	indexed int   // the entries in byUser
-	loose   []int // the other entries
+	byUser hashIndex
+	loose  []int // the other entries
 }
 
-func indexEntries(p *program) entryIndex {
-	ix := entryIndex{byUser: map[string][]int{}}
+func indexEntries(p *program, seed maphash.Seed) entryIndex {
+	var ix entryIndex
+	var values []string
+	var steps []int
 	for _, i := range p.entries {
 		if v, ok := userEquals(p.steps[i].conds); ok {
-			ix.byUser[v] = append(ix.byUser[v], i)
-			ix.indexed++
+			values, steps = append(values, v), append(steps, i)
 		} else {
 			ix.loose = append(ix.loose, i)
 		}
@@ -400,6 +425,7 @@ func indexEntries(p *program) entryIndex {
 			p.silentEntries = append(p.silentEntries, i)
 		}
 	}
+	ix.byUser = newHashIndex(seed, values, steps)
 	return ix
 }
 
@@ -417,10 +443,13 @@ func userEquals(conds []condition) (string, bool) {
 func (ix *entryIndex) lookup(v *view) []int {
 	var eq []int
 	if v.userFound {
-		eq = ix.byUser[v.user]
+		eq = ix.byUser.lookup(ix.byUser.hash(v.user))
 	}
 	if len(eq) == 0 {
 		return ix.loose
+	}
+	if len(ix.loose) == 0 {
+		return eq
 	}
 	out := make([]int, 0, len(eq)+len(ix.loose))
 	a, b := eq, ix.loose
