@@ -65,7 +65,7 @@ func TestMCPInView(t *testing.T) {
 				{"?q=notes/write_note", []string{"1 match for", href("tools/call")}},
 				{at("initialize"), []string{`<span class="role">MCP client</span> <code class="path">initialize</code>`, "clientInfo", "MCP server notes", "serverInfo"}},
 				{at("notifications/initialized"), []string{`<code class="path">notifications/initialized</code>`, "A notification: the server accepted it and answers nothing."}},
-				{at("tools/list"), []string{`<code class="path">tools/list</code>`, "tools: echo, write_note"}},
+				{at("tools/list"), []string{`<code class="path">tools/list</code>`, "tools: echo, save_file, write_note"}},
 				{at("tools/call"), []string{
 					`<article class="msg assistant">`, `<code class="path">tools/call</code>`, `calls <code>notes/write_note</code>`,
 					"&#34;path&#34;: &#34;a.txt&#34;", "&#34;text&#34;: &#34;hello&#34;",
