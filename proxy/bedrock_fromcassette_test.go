@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/tidwall/gjson"
+
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/scenario"
@@ -48,5 +52,54 @@ func TestBedrockFromCassette(t *testing.T) {
 	saw = strings.NewReplacer(`": "`, `":"`, `", "`, `","`).Replace(saw)
 	if got != saw {
 		t.Errorf("mock gave\n%s\nrecord gave\n%s\nscenario:\n%s", got, saw, yaml)
+	}
+}
+
+// TestBedrockInvokeFromCassette: a recorded InvokeModelWithResponseStream
+// answer (Anthropic on Bedrock) becomes a step, and mock gives the SDK the
+// same call; a Titan InvokeModel recording in the same cassette, which
+// mock could not answer, is left out.
+func TestBedrockInvokeFromCassette(t *testing.T) {
+	ctx := context.Background()
+	up := newSigv4Upstream(t, bedrockRecordCreds, bedrockAnswer)
+	path := cassettePath(t)
+	rec := startProxy(t, proxy.ModeRecord, path, up.srv.URL, withBedrock(up.srv.URL))
+	c := bedrockClient(t, up.srv.URL, rec.URL()+"/bedrock", bedrockRecordCreds)
+	saw, err := invokeStream(ctx, c)
+	if err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	if _, err := c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String("amazon.titan-text-express-v1"),
+		ContentType: aws.String("application/json"), Body: []byte(`{"inputText":"Weather in Paris?"}`)}); err != nil {
+		t.Fatalf("record Titan: %v", err)
+	}
+	rec.stop()
+	up.srv.Close()
+	cas, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yaml, err := scenario.FromCassette(cas, "bedrock.yaml")
+	cas.Close()
+	if err != nil {
+		t.Fatalf("from-cassette: %v", err)
+	}
+	if n := strings.Count(string(yaml), "- id: "); n != 1 || !strings.Contains(string(yaml), "toolu_bdrk_01Paris") {
+		t.Errorf("want one step, the recorded call's:\n%s", yaml)
+	}
+	m := startMock(t, []string{string(yaml)})
+	got, err := invokeStream(ctx, bedrockClientVia(t, m.srv.URL, m.srv.URL+"/bedrock", bedrockReplayCreds, nil))
+	if err != nil {
+		t.Fatalf("mock: %v (scenario:\n%s)", err, yaml)
+	}
+	summary := func(chunks string) string {
+		var docs []gjson.Result
+		for _, l := range strings.Split(chunks, "\n") {
+			docs = append(docs, gjson.Parse(l))
+		}
+		return strings.NewReplacer(`": "`, `":"`, `", "`, `","`).Replace(invokeSaw(docs))
+	}
+	if summary(got) != summary(saw) || !strings.Contains(summary(got), "toolu_bdrk_01Paris/weather/") {
+		t.Errorf("mock gave %s, record gave %s", summary(got), summary(saw))
 	}
 }
