@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -113,7 +114,8 @@ func tapTo(t *testing.T, base string) (*httptest.Server, *tapeTransport) {
 // checks each signature), then replays them with other credentials through
 // the endpoint override alone: the script sees the same answers, every
 // body is the recorded bytes, and the cassette file holds no access key
-// id, secret, session token or signature.
+// id, secret, session token or signature. Scrubbed to the weather preset,
+// it replays with the preset's call id.
 func TestNodeBedrockSDK(t *testing.T) {
 	script := nodeBedrockExample(t)
 	up := newSigv4Upstream(t, bedrockRecordCreds, bedrockAnswer)
@@ -166,6 +168,23 @@ func TestNodeBedrockSDK(t *testing.T) {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
 		}
+	}
+	rep.stop()
+
+	// Scrubbed to the weather preset, the cassette replays to the script
+	// with the preset's call id.
+	x, err := cassette.DefaultIndexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fixture.ScrubFile(context.Background(), path, fixture.ScrubOptions{Indexer: x})
+	if err != nil || len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" {
+		t.Fatalf("scrub: %+v, %v; want the call renamed call_weather", res.Report, err)
+	}
+	scrubbed := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} })
+	after := runNodeBedrock(t, script, scrubbed.URL()+"/bedrock", "", bedrockReplayCreds, "Weather in Paris?")
+	if want := strings.ReplaceAll(saw, "tooluse_paris01", "call_weather"); after != want {
+		t.Errorf("replay of the scrubbed cassette: the script printed\n%s\nwant\n%s", after, want)
 	}
 }
 
