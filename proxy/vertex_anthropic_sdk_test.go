@@ -11,6 +11,8 @@ package proxy_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -102,7 +105,8 @@ func anthropicVertexRound(ctx context.Context, c anthropic.Client) (string, erro
 }
 
 // TestAnthropicVertexSDK records the round from a fake Vertex that insists
-// on the record token, and replays it with another token byte for byte.
+// on the record token, and replays it with another token byte for byte;
+// scrubbed to the weather preset, it replays with the preset's call id.
 func TestAnthropicVertexSDK(t *testing.T) {
 	ctx := context.Background()
 	up := fake.New(t, fake.AnthropicMessages(weatherLoop), fake.RequireHeader("Authorization", "Bearer "+vertexRecordToken))
@@ -143,6 +147,22 @@ func TestAnthropicVertexSDK(t *testing.T) {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
 		}
+	}
+	rep.stop()
+
+	// Scrubbed to the weather preset, it replays with the preset's call id.
+	x, err := cassette.DefaultIndexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fixture.ScrubFile(ctx, path, fixture.ScrubOptions{Indexer: x})
+	if err != nil || len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" {
+		t.Fatalf("scrub: %+v, %v; want the call renamed call_weather", res.Report, err)
+	}
+	scrubbed := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} })
+	after, err := anthropicVertexRound(ctx, anthropicVertexClient(scrubbed.URL(), vertexReplayToken, http.DefaultTransport))
+	if want := strings.ReplaceAll(saw, "call_paris", "call_weather"); err != nil || after != want {
+		t.Errorf("replay of the scrubbed cassette: %s, %v; want %s", after, err, want)
 	}
 }
 
@@ -191,21 +211,18 @@ func TestAnthropicVertexSDKMock(t *testing.T) {
 	}
 }
 
-// TestVertexGenaiMock: a scenario answers genai's Vertex backend in mock,
-// the call whole (:generateContent) and the answer to its result streamed
-// (:streamGenerateContent).
-func TestVertexGenaiMock(t *testing.T) {
-	ctx := context.Background()
-	m := startMock(t, []string{weatherScenario})
-	c := vertexClient(t, m.srv.URL, vertexReplayToken)
+// vertexGenaiRound runs the weather round through genai's Vertex backend:
+// the call whole (:generateContent), then the answer to its result
+// streamed (:streamGenerateContent); it says what the application saw.
+func vertexGenaiRound(ctx context.Context, c *genai.Client) (string, error) {
 	const model = "gemini-2.5-flash"
 	first, err := c.Models.GenerateContent(ctx, model, genai.Text(weatherPrompt), nil)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	calls := first.FunctionCalls()
-	if len(calls) != 1 || calls[0].Name != "weather" || calls[0].Args["location"] != "Paris" {
-		t.Fatalf("GenerateContent: calls %+v, want weather(Paris)", calls)
+	if len(calls) != 1 {
+		return fmt.Sprintf("%d calls", len(calls)), nil
 	}
 	history := append(genai.Text(weatherPrompt), first.Candidates[0].Content,
 		genai.NewContentFromFunctionResponse("weather", map[string]any{"location": "Paris", "temperature": 21, "unit": "celsius", "condition": "sunny"}, genai.RoleUser))
@@ -213,11 +230,46 @@ func TestVertexGenaiMock(t *testing.T) {
 	var text strings.Builder
 	for resp, err := range c.Models.GenerateContentStream(ctx, model, history, nil) {
 		if err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 		text.WriteString(resp.Text())
 	}
-	if text.String() != "Paris is sunny, 21 °C." {
-		t.Errorf("GenerateContentStream: %q, want the scripted answer", text.String())
+	args, _ := json.Marshal(calls[0].Args)
+	return fmt.Sprintf("%s %s %s | %s", calls[0].ID, calls[0].Name, args, text.String()), nil
+}
+
+// TestVertexGenaiToolRound records the round through genai's Vertex
+// backend, streamed and not, and replays it with another token: the
+// application sees the same call (its id, here none, as Gemini sends) and
+// text.
+func TestVertexGenaiToolRound(t *testing.T) {
+	ctx := context.Background()
+	up := fake.New(t, fake.Gemini(weatherLoop), fake.RequireHeader("Authorization", "Bearer "+vertexRecordToken))
+	path := cassettePath(t)
+	rec := startProxy(t, proxy.ModeRecord, path, up.URL(), func(c *proxy.Config) { c.Upstreams["vertex"] = c.Default })
+	saw, err := vertexGenaiRound(ctx, vertexClient(t, rec.URL(), vertexRecordToken))
+	if want := ` weather {"location":"Paris","unit":"celsius"} | It is 21 °C and sunny in Paris.`; err != nil || saw != want {
+		t.Fatalf("record: %q, %v; want %q", saw, err, want)
+	}
+	rec.stop()
+	up.Close()
+	if raw := rawCassette(t, path); bytes.Contains(raw, []byte(vertexRecordToken)) || bytes.Contains(raw, []byte("ya29.")) {
+		t.Error("the cassette file holds the OAuth token")
+	}
+	rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} })
+	again, err := vertexGenaiRound(ctx, vertexClient(t, rep.URL(), vertexReplayToken))
+	if err != nil || again != saw {
+		t.Errorf("replay: %q, %v; want %q", again, err, saw)
+	}
+}
+
+// TestVertexGenaiMock: a scenario answers genai's Vertex backend in mock,
+// the call whole (:generateContent) and the answer to its result streamed
+// (:streamGenerateContent).
+func TestVertexGenaiMock(t *testing.T) {
+	m := startMock(t, []string{weatherScenario})
+	saw, err := vertexGenaiRound(context.Background(), vertexClient(t, m.srv.URL, vertexReplayToken))
+	if want := `call_paris weather {"location":"Paris","unit":"celsius"} | Paris is sunny, 21 °C.`; err != nil || saw != want {
+		t.Errorf("mock: %q, %v; want %q", saw, err, want)
 	}
 }
