@@ -246,7 +246,7 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	if x.kind.CallsTools() {
+	if x.kind.Scripted() {
 		e.summarize(x.kind, x.route.path, x.logged)
 	}
 	return e
@@ -272,9 +272,9 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	x.eng = eng
-	if !kind.CallsTools() {
+	if !kind.Scripted() {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf(
-			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate, Bedrock Converse)",
+			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate, Bedrock Converse, Bedrock InvokeModel with an Anthropic body)",
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))
 		return
 	}
@@ -287,6 +287,9 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		path += "?" + r.URL.RawQuery
 	}
 	parsed, err := wire.ParseRequest(kind, path, body)
+	if err == nil {
+		err = wire.Answerable(kind, body)
+	}
 	if err != nil {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return

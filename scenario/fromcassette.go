@@ -112,14 +112,14 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 	var threads cassette.Conversations
 	err := c.ForEach(func(i *cassette.Interaction) error {
 		kind := wire.Kind(i.Kind)
-		if !kind.CallsTools() {
-			return nil
+		body := []byte(i.Request.Body)
+		if !kind.Scripted() || wire.Answerable(kind, body) != nil {
+			return nil // not a chat answer mock could give
 		}
 		path := i.Request.Path
 		if i.Request.Query != "" {
 			path += "?" + i.Request.Query
 		}
-		body := []byte(i.Request.Body)
 		req, err := wire.ParseRequest(kind, path, body)
 		if err != nil {
 			return fmt.Errorf("interaction %d: %w", i.ID, err)

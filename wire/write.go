@@ -178,6 +178,11 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 		write = writeOllama
 	case KindBedrockConverse:
 		write = writeConverse
+	case KindBedrockInvoke:
+		if err := Answerable(kind, o.Request); err != nil {
+			return Written{}, err
+		}
+		write = writeInvoke
 	default:
 		return Written{}, fmt.Errorf("write %s answer: %w: no answer format for this API kind", kind, ErrUnsupported)
 	}
@@ -186,6 +191,18 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 		return Written{}, fmt.Errorf("write %s answer: %w", kind, err)
 	}
 	return write(p, o), nil
+}
+
+// Answerable says whether Write can answer a request of a scripted kind
+// (Kind.Scripted) with this body: nil, or an ErrUnsupported error naming
+// what it cannot write. Only bedrock-invoke depends on the body: an
+// InvokeModel request is answered when it is an Anthropic Messages one (it
+// carries anthropic_version), and not for Nova, Titan or Llama bodies.
+func Answerable(kind Kind, body []byte) error {
+	if kind == KindBedrockInvoke && !invokeAnthropic(body) {
+		return fmt.Errorf("write %s answer: %w: only an Anthropic Messages body (with anthropic_version) is answered, not the Nova, Titan or Llama ones", kind, ErrUnsupported)
+	}
+	return nil
 }
 
 // answer is an Answer checked and ready to write.

@@ -47,7 +47,7 @@ func writeAnthropic(a *answer, o WriteOptions) Written {
 		sig = a.rnd.base64(96)
 	}
 	if o.Stream {
-		return Written{Status: http.StatusOK, Header: anthropicHeader(anthropicStream, a.ID), Events: anthropicEvents(a, sig)}
+		return Written{Status: http.StatusOK, Header: anthropicHeader(anthropicStream, a.ID), Events: anthropicEvents(a, sig, false)}
 	}
 	w := &jsonw{}
 	anthropicMessage(w, a)
@@ -113,11 +113,17 @@ func toolUse(w *jsonw, c call, input []byte) {
 		End()
 }
 
-// anthropicEvents writes the stream events.
-func anthropicEvents(a *answer, sig string) []Event {
+// anthropicEvents writes the stream events. onBedrock writes them as
+// Anthropic on Bedrock streams them (writeInvoke frames each event's Data):
+// unpadded, without the ping, and with amazon-bedrock-invocationMetrics in
+// message_stop.
+func anthropicEvents(a *answer, sig string, onBedrock bool) []Event {
 	var evs []Event
 	emit := func(name string, doc []byte) {
-		evs = append(evs, sseNamed(name, padded(doc, a.rnd.between(0, 15))))
+		if !onBedrock {
+			doc = padded(doc, a.rnd.between(0, 15))
+		}
+		evs = append(evs, sseNamed(name, doc))
 	}
 	w := &jsonw{}
 	w.Obj().K("type").Str("message_start").K("message")
@@ -132,7 +138,7 @@ func anthropicEvents(a *answer, sig string) []Event {
 		w.Obj().K("type").Str("content_block_start").K("index").Int(int64(index)).K("content_block")
 		start(w)
 		emit("content_block_start", w.End().Bytes())
-		if index == 0 {
+		if index == 0 && !onBedrock {
 			evs = append(evs, anthropicPing())
 		}
 		for _, d := range deltas {
@@ -186,7 +192,17 @@ func anthropicEvents(a *answer, sig string) []Event {
 		K("cache_read_input_tokens").Int(0).
 		K("output_tokens").Int(int64(a.Usage.Output)).End()
 	emit("message_delta", w.End().Bytes())
-	emit("message_stop", []byte(`{"type":"message_stop"}`))
+	if !onBedrock {
+		emit("message_stop", []byte(`{"type":"message_stop"}`))
+		return evs
+	}
+	w = &jsonw{}
+	w.Obj().K("type").Str("message_stop").K("amazon-bedrock-invocationMetrics").Obj().
+		K("inputTokenCount").Int(int64(a.Usage.Input)).
+		K("outputTokenCount").Int(int64(a.Usage.Output)).
+		K("invocationLatency").Int(0).
+		K("firstByteLatency").Int(0).End()
+	emit("message_stop", w.End().Bytes())
 	return evs
 }
 

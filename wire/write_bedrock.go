@@ -2,8 +2,12 @@ package wire
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"net/http"
+	"strconv"
+
+	"github.com/tidwall/gjson"
 )
 
 // Bedrock Converse content types, as the service sends them.
@@ -86,11 +90,7 @@ func converseUsage(w *jsonw, a *answer) {
 func converseEvents(a *answer, sig string) []Event {
 	var evs []Event
 	emit := func(typ string, w *jsonw) {
-		payload := w.K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End().Bytes()
-		raw, _ := EncodeEventStream([]EventStreamHeader{
-			StringHeader(":event-type", typ), StringHeader(":content-type", "application/json"), StringHeader(":message-type", "event"),
-		}, payload) // within every limit: three short headers, a payload far under 16 MiB
-		evs = append(evs, Event{Raw: raw, Name: typ, Data: raw[len(raw)-4-len(payload) : len(raw)-4]})
+		evs = append(evs, bedrockEvent(typ, w.K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End().Bytes()))
 	}
 	emit("messageStart", (&jsonw{}).Obj().K("role").Str("assistant"))
 	index := 0
@@ -129,4 +129,53 @@ func converseEvents(a *answer, sig string) []Event {
 	converseUsage(w, a)
 	emit("metadata", w)
 	return evs
+}
+
+// bedrockEvent frames payload as a Bedrock event stream message of event
+// type typ (:content-type application/json, :message-type event). Event's
+// Data is the payload.
+func bedrockEvent(typ string, payload []byte) Event {
+	raw, _ := EncodeEventStream([]EventStreamHeader{
+		StringHeader(":event-type", typ), StringHeader(":content-type", "application/json"), StringHeader(":message-type", "event"),
+	}, payload) // within every limit: three short headers, a payload of one answer's event
+	return Event{Raw: raw, Name: typ, Data: raw[len(raw)-4-len(payload) : len(raw)-4]}
+}
+
+// invokeAnthropic reports whether an InvokeModel request body is an
+// Anthropic Messages one (it carries anthropic_version), the only
+// InvokeModel body writeInvoke answers. A nil body (no request) counts as
+// one.
+func invokeAnthropic(body []byte) bool {
+	return body == nil || gjson.GetBytes(body, "anthropic_version").Exists()
+}
+
+// writeInvoke writes an InvokeModel answer for an Anthropic model on
+// Bedrock. Whole, it is the Anthropic Messages body (writeAnthropic's) with
+// Bedrock's headers: x-amzn-RequestId and the X-Amzn-Bedrock-* token
+// counts. Streamed (InvokeModelWithResponseStream), each Anthropic stream
+// event's JSON, unpadded, is the base64 "bytes" of a "chunk" event stream
+// message, {"bytes":…,"p":…}; Bedrock sends no ping, and its message_stop
+// carries amazon-bedrock-invocationMetrics.
+func writeInvoke(a *answer, o WriteOptions) Written {
+	if !o.Stream {
+		whole := writeAnthropic(a, WriteOptions{})
+		h := converseHeader(converseJSON, a.ID)
+		h.Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(a.Usage.Input))
+		h.Set("X-Amzn-Bedrock-Output-Token-Count", strconv.Itoa(a.Usage.Output))
+		h.Set("X-Amzn-Bedrock-Invocation-Latency", "0")
+		return Written{Status: http.StatusOK, Header: h, Body: whole.Body}
+	}
+	sig := ""
+	if a.Reasoning != "" {
+		sig = a.rnd.base64(96)
+	}
+	var evs []Event
+	for _, ev := range anthropicEvents(a, sig, true) {
+		w := (&jsonw{}).Obj().K("bytes").Str(base64.StdEncoding.EncodeToString(ev.Data)).
+			K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End()
+		evs = append(evs, bedrockEvent("chunk", w.Bytes()))
+	}
+	h := converseHeader(converseStream, a.ID)
+	h.Set("X-Amzn-Bedrock-Content-Type", "application/json")
+	return Written{Status: http.StatusOK, Header: h, Events: evs}
 }

@@ -203,7 +203,7 @@ func StreamError(kind Kind, o WriteOptions, e ErrorAnswer, seq int) (Event, erro
 		doc := errorDoc(kind, f)
 		raw := append(doc, '\n')
 		return Event{Raw: raw, Data: raw[:len(doc):len(doc)]}, nil
-	case KindBedrockConverse:
+	case KindBedrockConverse, KindBedrockInvoke:
 		return converseException(f), nil
 	}
 	return Event{}, fmt.Errorf("write %s stream error: %w: no stream for this API kind", kind, ErrUnsupported)

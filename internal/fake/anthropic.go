@@ -18,6 +18,10 @@ import (
 // spaces before its closing brace as Anthropic's are. Otherwise a compact
 // message object shaped like anthropic-messages-tooluse.response.json. The
 // model is echoed from the request. Package wire writes the answer.
+//
+// Anthropic on Vertex AI is served too: POST
+// …/publishers/anthropic/models/{model}:rawPredict and :streamRawPredict,
+// whose body has no model (it is the path's) and the same "stream".
 func AnthropicMessages(l ToolLoop) Script {
 	lp := l.check()
 	return ScriptFunc(lp.anthropicMessages)
@@ -56,7 +60,8 @@ func (in *anthropicRequest) hasToolResult() bool {
 }
 
 func (l loop) anthropicMessages(req *Request) *Response {
-	if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/messages") {
+	vertexModel := vertexAnthropicModel(req.Path)
+	if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/messages") && vertexModel == "" {
 		return apiError(anthropic, http.StatusNotFound, "Not Found")
 	}
 	var in anthropicRequest
@@ -68,6 +73,9 @@ func (l loop) anthropicMessages(req *Request) *Response {
 		turn = 2
 	}
 	model := in.Model
+	if model == "" {
+		model = vertexModel
+	}
 	if model == "" {
 		model = anthropicDefaultModel
 	}
@@ -81,4 +89,16 @@ func (l loop) anthropicMessages(req *Request) *Response {
 		a.Usage = wire.Usage{Input: anthropicPromptTurn2, Output: 8 + 4*len(strings.Fields(l.Answer))}
 	}
 	return write(anthropic, wire.KindAnthropicMessages, req, a)
+}
+
+// vertexAnthropicModel returns the model of an Anthropic-on-Vertex path
+// (…/models/{model}:rawPredict or :streamRawPredict), "" for any other.
+func vertexAnthropicModel(path string) string {
+	last := path[strings.LastIndexByte(path, '/')+1:]
+	for _, op := range []string{":rawPredict", ":streamRawPredict"} {
+		if m, ok := strings.CutSuffix(last, op); ok && strings.Contains(path, "/publishers/anthropic/models/") {
+			return m
+		}
+	}
+	return ""
 }

@@ -577,3 +577,26 @@ func TestToolLoopDefaultsAndChecks(t *testing.T) {
 		}()
 	}
 }
+
+// Anthropic on Vertex AI: the model is the path's, :rawPredict answers
+// whole and :streamRawPredict streams; a Vertex path of another publisher,
+// or another method, is not the Messages API.
+func TestAnthropicMessagesOnVertex(t *testing.T) {
+	u := fake.New(t, fake.AnthropicMessages(paris))
+	const models = "/v1/projects/p/locations/us-east5/publishers/anthropic/models/"
+	body := `{"anthropic_version":"vertex-2023-10-16","max_tokens":64,"messages":[{"role":"user","content":"Weather?"}]}`
+	ex := mustPost(t, u.URL()+models+"claude-3-5-haiku@20241022:rawPredict", body)
+	if ex.status != http.StatusOK || field(t, string(ex.body), "model") != "claude-3-5-haiku@20241022" || !strings.Contains(string(ex.body), `"type":"tool_use"`) {
+		t.Errorf(":rawPredict: %d %s", ex.status, ex.body)
+	}
+	streamed := strings.Replace(body, `{"anthropic_version"`, `{"stream":true,"anthropic_version"`, 1)
+	ex = mustPost(t, u.URL()+models+"claude-3-5-haiku@20241022:streamRawPredict", streamed)
+	if ex.status != http.StatusOK || !strings.HasPrefix(string(ex.body), "event: message_start") {
+		t.Errorf(":streamRawPredict: %d %.80s", ex.status, ex.body)
+	}
+	for _, p := range []string{"/v1/projects/p/locations/l/publishers/google/models/g:rawPredict", models + "m:predict"} {
+		if ex := mustPost(t, u.URL()+p, body); ex.status != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404", p, ex.status)
+		}
+	}
+}
