@@ -22,35 +22,15 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/fixture"
+	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
-// requireExamples names the environment variable that turns a missing
-// node or node_modules into a failure instead of a skip (CI sets it).
-const requireExamples = "REQUIRE_EXAMPLE_TESTS"
-
 // nodeBedrockExample returns the path of examples/node-bedrock/bedrock.mjs
-// once node and the example's packages are there; otherwise it skips the
-// test, or fails it under REQUIRE_EXAMPLE_TESTS.
+// once node and the example's packages are there (see exampletest.NodeProject).
 func nodeBedrockExample(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../examples/node-bedrock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not installed"
-	} else if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		missing = "examples/node-bedrock/node_modules is missing: run npm ci in examples/node-bedrock"
-	}
-	if missing != "" {
-		if os.Getenv(requireExamples) != "" {
-			t.Fatalf("%s (and %s is set)", missing, requireExamples)
-		}
-		t.Skip(missing)
-	}
-	return filepath.Join(dir, "bedrock.mjs")
+	return filepath.Join(exampletest.NodeProject(t, "../examples/node-bedrock"), "bedrock.mjs")
 }
 
 // runNodeBedrock runs the example script with the given endpoint, signing
