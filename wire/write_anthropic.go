@@ -19,7 +19,8 @@ func anthropicHeader(contentType, id string) http.Header {
 	return h
 }
 
-// anthropicStop is the stop_reason of a neutral finish reason.
+// anthropicStop is the stop_reason of a neutral finish reason, and
+// Converse's stopReason, whose values are the same.
 func anthropicStop(f Finish) string {
 	switch f {
 	case FinishStop:

@@ -26,19 +26,6 @@ func converseHeader(contentType, id string) http.Header {
 	return h
 }
 
-// converseStop is the stopReason of a neutral finish reason.
-func converseStop(f Finish) string {
-	switch f {
-	case FinishStop:
-		return "end_turn"
-	case FinishLength:
-		return "max_tokens"
-	case FinishToolCalls:
-		return "tool_use"
-	}
-	return string(f)
-}
-
 // writeConverse writes a Bedrock Converse answer: the whole
 // {"output":{"message":…},"stopReason","usage","metrics"} object, or the
 // ConverseStream event stream: messageStart, per content block its
@@ -73,7 +60,7 @@ func writeConverse(a *answer, o WriteOptions) Written {
 		w.Obj().K("toolUse").Obj().K("input").Raw(c.compact).K("name").Str(c.name).K("toolUseId").Str(c.id).End().End()
 	}
 	w.End().K("role").Str("assistant").End().End().
-		K("stopReason").Str(converseStop(a.Finish))
+		K("stopReason").Str(anthropicStop(a.Finish))
 	converseUsage(w, a)
 	return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: w.End().Bytes()}
 }
@@ -124,7 +111,7 @@ func converseEvents(a *answer, sig string) []Event {
 		}
 		stop()
 	}
-	emit("messageStop", (&jsonw{}).Obj().K("stopReason").Str(converseStop(a.Finish)))
+	emit("messageStop", (&jsonw{}).Obj().K("stopReason").Str(anthropicStop(a.Finish)))
 	w := (&jsonw{}).Obj().K("metrics").Obj().K("latencyMs").Int(0).End()
 	converseUsage(w, a)
 	emit("metadata", w)
