@@ -102,7 +102,10 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.mock != nil {
-		s.mock.serve(w, r, start, rt, kind, body, se)
+		choose, ok := s.mockFaults(w, r, start, rt, kind, se)
+		if ok {
+			s.mock.serve(w, r, start, rt, kind, body, se, choose)
+		}
 		return
 	}
 	x := &sc.x

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/faults"
+	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -349,14 +351,94 @@ func (s *Server) faultAnswer(x *exchange, rep *cassette.Reply) *faultAnswer {
 
 // noteFault fills in the fault of a log entry and logs it.
 func (s *Server) noteFault(ctx context.Context, e *LogEntry, p faultPick, out faultOutcome, args []any) {
+	noteFault(ctx, s.log, e, p, out, args)
+}
+
+func (m *mocker) noteFault(ctx context.Context, e *LogEntry, p faultPick, out faultOutcome, args []any) {
+	noteFault(ctx, m.log, e, p, out, args)
+}
+
+func noteFault(ctx context.Context, log *slog.Logger, e *LogEntry, p faultPick, out faultOutcome, args []any) {
 	e.Fault, e.FaultRequest, e.FaultSkipped = p.f.String(), p.n, out.skipped
 	if p.f.Kind == faults.Status && p.f.Event == 0 && out.skipped == "" {
 		e.Status = p.f.Status
 	}
 	args = append(args, "fault", e.Fault, "request", p.n)
 	if out.skipped != "" {
-		s.log.WarnContext(ctx, "fault not injected", append(args, "reason", out.skipped)...)
+		log.WarnContext(ctx, "fault not injected", append(args, "reason", out.skipped)...)
 		return
 	}
-	s.log.InfoContext(ctx, "fault injected", args...)
+	log.InfoContext(ctx, "fault injected", args...)
+}
+
+// faultChooser picks the fault of a mock request once its scenario and
+// conversation are known.
+type faultChooser func(scenario, conv string) faultPick
+
+// mockFaults returns the fault chooser of a mock request (nil when it has
+// no faults), or false when its FaultHeader was refused (answered here).
+func (s *Server) mockFaults(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, se *session) (faultChooser, bool) {
+	if len(r.Header[FaultHeader]) == 0 && s.cfg.Faults.Empty() && (se == nil || se.faults == nil) {
+		return nil, true
+	}
+	if r.Header.Get(ScenarioHeader) != "" {
+		se = nil // a request naming its scenario is not the session's
+	}
+	plan, err := s.faultPlan(r, se, ModeMock)
+	if err != nil {
+		s.log.WarnContext(r.Context(), "fault refused", "api", string(kind), "method", r.Method, "path", cassette.ProxyPath(rt.name, rt.path), "reason", err.Error())
+		failWith(w, kind, http.StatusBadRequest, "invalid_request_error", err.Error())
+		s.journal.add(logged{LogEntry: LogEntry{Time: start.UTC(), Method: r.Method, Upstream: rt.name, Path: s.redactor.Path(rt.path),
+			Kind: string(kind), Status: http.StatusBadRequest, Miss: err.Error()}})
+		return nil, false
+	}
+	if plan == nil {
+		return nil, true
+	}
+	return func(scenario, conv string) faultPick { return s.pickFault(plan, se, scenario, conv) }, true
+}
+
+// deliverFault writes a scenario step's answer with a fault; the step is
+// committed only when the fault delivered the whole answer or consumes.
+func (m *mocker) deliverFault(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions, pick faultPick) {
+	written, err := m.written(x.kind, p, opts)
+	if err != nil {
+		m.refuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
+		return
+	}
+	a := &faultAnswer{kind: x.kind, status: written.Status, body: written.Body, events: len(written.Events),
+		event:   func(k int) []byte { return written.Events[k].Raw },
+		options: func() wire.WriteOptions { return opts },
+		headers: func(h http.Header) {
+			for k, vs := range written.Header {
+				h[k] = append([]string(nil), vs...)
+			}
+			if !written.Streamed() {
+				h.Set("Content-Length", strconv.Itoa(len(written.Body)))
+			}
+		}}
+	if written.Streamed() {
+		if a.framing = wire.DetectFraming(written.Header.Get("Content-Type")); a.framing == wire.FramingNone {
+			a.framing = wire.FramingSSE
+		}
+	}
+	var settled func()
+	defer func() {
+		if settled != nil {
+			settled()
+		}
+	}()
+	out := inject(x.req.Context(), w, pick.f, a, func() { settled = m.journal.begin(nil, true).close })
+	if out.consumes(pick.f) {
+		p.Commit()
+		m.keep(p)
+		x.stats.serve()
+	}
+	e := x.entry(written.Status, p.Step, "")
+	e.Incomplete = !out.delivered
+	m.noteFault(x.req.Context(), &e.LogEntry, pick, out, []any{"scenario", p.Scenario, "conversation", p.Conversation, "step", p.Step})
+	m.journal.add(e)
+	if out.abort {
+		panic(http.ErrAbortHandler) // the deferred settle closes the bracket
+	}
 }
