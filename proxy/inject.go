@@ -259,7 +259,7 @@ func serveAnswer(ctx context.Context, w http.ResponseWriter, a *faultAnswer, f *
 // stream error event for f's status; it returns why it could not (the wire
 // has no stream error), having then served a whole.
 func streamError(ctx context.Context, w http.ResponseWriter, f *faults.Fault, a *faultAnswer, last func()) string {
-	ev, err := wire.StreamError(a.kind, a.options(), wire.ErrorAnswer{Status: f.Status, RetryAfter: f.RetryAfter}, f.Event)
+	ev, err := wire.StreamError(a.kind, a.options(), wire.ErrorAnswer{Status: f.Status, RetryAfter: f.RetryAfter, Message: "llmproxy: injected fault " + f.String()}, f.Event)
 	if err != nil {
 		serveAnswer(ctx, w, a, nil, last)
 		return fmt.Sprintf("%s: %v", f, err)
