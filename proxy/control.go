@@ -159,16 +159,16 @@ func (s *Server) sameCassette(cur *session, spec *sessionSpec) bool {
 // sessionOpener checks a session's body and returns what opens it, or the
 // status, type and error of a bad body.
 func (s *Server) sessionOpener(spec *sessionSpec) (open func() (*session, error), status int, typ string, err error) {
-	open, status, typ, err = s.sessionSource(spec)
+	source, status, typ, err := s.sessionSource(spec)
 	if err != nil || spec.Faults == nil && spec.FaultSeed == nil {
-		return open, status, typ, err
+		return source, status, typ, err
 	}
 	plan, err := s.sessionFaults(spec)
 	if err != nil {
 		return nil, http.StatusBadRequest, "invalid_request_error", err
 	}
 	return func() (*session, error) {
-		se, err := open()
+		se, err := source()
 		if se != nil {
 			se.faults = plan
 		}

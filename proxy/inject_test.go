@@ -3,6 +3,12 @@ package proxy_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +18,7 @@ import (
 	"github.com/llmproxy/llmproxy/faults"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
+	"github.com/llmproxy/llmproxy/wire"
 )
 
 // withFaults is a Config edit that injects specs, seeded.
@@ -126,5 +133,185 @@ func TestFaultMalformedSeenByOpenAIGo(t *testing.T) {
 		if got, err := askChat(context.Background(), rep.URL(), "hello", stream); err != nil || got != "answer 1" {
 			t.Errorf("stream %v: after the fault %q, %v; want the recording", stream, got, err)
 		}
+	}
+}
+
+// TestFaultHeaderRules: a fault header is refused with 400 naming
+// --allow-header-faults unless the proxy allows it, always in record, and
+// when it does not parse; the refused request is logged and served nothing.
+func TestFaultHeaderRules(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0))
+	path := recordNumbered(t, up, false, "hello")
+	for _, tc := range []struct {
+		name   string
+		mode   proxy.Mode
+		allow  bool
+		header string
+		status int
+		says   string
+	}{
+		{"not allowed", proxy.ModeReplay, false, "429", 400, "--allow-header-faults"},
+		{"unknown kind", proxy.ModeReplay, true, "boom", 400, `unknown kind "boom"`},
+		{"bad rate", proxy.ModeReplay, true, "429@rate=2", 400, "rate 2 is not a number in [0,1]"},
+		{"allowed", proxy.ModeReplay, true, "503", 503, "injected fault 503"},
+		{"record", proxy.ModeRecord, true, "503", 400, "record never injects faults"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := path
+			if tc.mode == proxy.ModeRecord {
+				p = cassettePath(t)
+			}
+			h := startProxy(t, tc.mode, p, up.URL(), func(c *proxy.Config) { c.AllowHeaderFaults = tc.allow })
+			hits := up.Hits()
+			r := postFault(t, h.URL(), "/v1/chat/completions", `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}]}`, "c", tc.header)
+			if r.err != nil || r.status != tc.status || !strings.Contains(wire.ErrorMessage(r.body), tc.says) {
+				t.Errorf("got %v %d %q, want %d saying %q", r.err, r.status, r.body, tc.status, tc.says)
+			}
+			if up.Hits() != hits {
+				t.Errorf("the upstream was reached")
+			}
+			if log := logEntries(t, h.URL()); len(log) != 1 || log[0].Status != tc.status {
+				t.Errorf("log %+v: want the request, %d", log, tc.status)
+			}
+		})
+	}
+}
+
+// TestFaultPastTheStream: a fault at an event the stream does not have is
+// not injected: the answer is served whole and the log says why.
+func TestFaultPastTheStream(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0)) // 4 events
+	path := recordNumbered(t, up, true, "hello")
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "cut@event=9"))
+	if got, err := askChat(context.Background(), rep.URL(), "hello", true); err != nil || got != "answer 1" {
+		t.Fatalf("got %q, %v; want the recording whole", got, err)
+	}
+	log := logEntries(t, rep.URL())
+	if len(log) != 1 || log[0].Fault != "cut@event=9" || log[0].FaultSkipped != "cut@event=9 names event 9, but the stream has 4 events" || log[0].Incomplete {
+		t.Fatalf("log %+v: want the fault named and why it was not injected", log)
+	}
+	if ids := unusedIDs(t, rep.URL(), ""); len(ids) != 0 {
+		t.Errorf("unused %v: a skipped fault serves, and uses, the recording", ids)
+	}
+}
+
+// TestFaultConsume: with consume, the faulted request uses its recording.
+func TestFaultConsume(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0))
+	path := recordNumbered(t, up, false, "hello")
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "500@request=1,consume"))
+	_, err := askChat(context.Background(), rep.URL(), "hello", false)
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 {
+		t.Fatalf("err = %v, want the injected 500", err)
+	}
+	_, err = askChat(context.Background(), rep.URL(), "hello", false)
+	if missOf(err) == "" {
+		t.Fatalf("err = %v, want a miss: the recording was consumed", err)
+	}
+}
+
+// TestFaultResetAndTimeoutInReplay: reset and timeout give the client no
+// answer, and leave the recording.
+func TestFaultResetAndTimeoutInReplay(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0))
+	path := recordNumbered(t, up, true, "hello")
+	for _, spec := range []string{"reset@request=1", "timeout@request=1,after=10ms"} {
+		rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, spec))
+		r := postFault(t, rep.URL(), "/v1/chat/completions", `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`, "", "")
+		if r.err == nil {
+			t.Errorf("%s: got %d %q, want no answer", spec, r.status, r.body)
+		}
+		if got, err := askChat(context.Background(), rep.URL(), "hello", true); err != nil || got != "answer 1" {
+			t.Errorf("%s: then %q, %v; want the recording", spec, got, err)
+		}
+		rep.stop()
+	}
+}
+
+// TestSessionFaults: a session's faults apply to its requests only, are
+// numbered from the session's start, and a bad one is refused naming it.
+func TestSessionFaults(t *testing.T) {
+	c := startCtl(t, proxy.ModeReplay, "", func(cfg *proxy.Config) { cfg.OnExhausted = proxy.ExhaustedRepeatLast })
+	writeAnswers(t, filepath.Join(c.dir, "a.cassette"), "a", 1)
+	status, out := c.call(http.MethodPut, "/_llmproxy/session", `{"cassette":"a.cassette","faults":["429","cut@event=x"]}`)
+	if msg, _ := field(out, "error", "message").(string); status != 400 || !strings.Contains(msg, `faults[1]: fault "cut@event=x"`) {
+		t.Fatalf("bad fault: %d %v", status, out)
+	}
+	c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", `{"cassette":"a.cassette","faults":["503@request=2"]}`)
+	for k, want := range []int{200, 503, 200} {
+		if status, _ := c.ask(0); status != want {
+			t.Errorf("request %d: %d, want %d", k+1, status, want)
+		}
+	}
+	c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", `{"cassette":"a.cassette"}`)
+	for k := range 3 {
+		if status, text := c.ask(0); status != 200 {
+			t.Errorf("session without faults, request %d: %d %s", k+1, status, text)
+		}
+	}
+	status, out = c.call(http.MethodPut, "/_llmproxy/session", `{"cassette":"a.cassette","mode":"record","faults":["429"]}`)
+	if msg, _ := field(out, "error", "message").(string); status != 400 || !strings.Contains(msg, "record never injects faults") {
+		t.Errorf("record session with faults: %d %v", status, out)
+	}
+}
+
+// faultedSet asks each of 8 conversations' prompt rounds times (in
+// parallel or one conversation after another) and lists the requests that
+// got the injected 500.
+func faultedSet(t *testing.T, path string, seed uint64, parallel bool) []string {
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, seed, "500@rate=0.3"), func(c *proxy.Config) { c.OnExhausted = proxy.ExhaustedRepeatLast })
+	defer rep.stop()
+	const rounds = 6
+	var (
+		mu  sync.Mutex
+		got []string
+		wg  sync.WaitGroup
+	)
+	conversation := func(k int) {
+		for n := range rounds {
+			_, err := askChat(context.Background(), rep.URL(), fmt.Sprintf("prompt %d", k), false)
+			var apiErr *openai.Error
+			if errors.As(err, &apiErr) && apiErr.StatusCode == 500 {
+				mu.Lock()
+				got = append(got, fmt.Sprintf("prompt %d #%d", k, n+1))
+				mu.Unlock()
+			} else if err != nil {
+				t.Errorf("prompt %d: %v", k, err)
+			}
+		}
+	}
+	for k := range 8 {
+		if parallel {
+			wg.Add(1)
+			go func() { defer wg.Done(); conversation(k) }()
+		} else {
+			conversation(k)
+		}
+	}
+	wg.Wait()
+	slices.Sort(got)
+	return got
+}
+
+// TestFaultsSameUnderParallelConversations: 8 conversations at once are
+// faulted on the same requests as one after another; another seed faults
+// others.
+func TestFaultsSameUnderParallelConversations(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0))
+	prompts := make([]string, 8)
+	for k := range prompts {
+		prompts[k] = fmt.Sprintf("prompt %d", k)
+	}
+	path := recordNumbered(t, up, false, prompts...)
+	serial := faultedSet(t, path, 11, false)
+	if len(serial) == 0 || len(serial) == 48 {
+		t.Fatalf("faulted %v: want some of the 48 requests", serial)
+	}
+	if par := faultedSet(t, path, 11, true); !slices.Equal(serial, par) {
+		t.Errorf("parallel conversations faulted\n%v\nserial ones\n%v", par, serial)
+	}
+	if other := faultedSet(t, path, 12, false); slices.Equal(serial, other) {
+		t.Errorf("seeds 11 and 12 faulted the same requests: %v", other)
 	}
 }
