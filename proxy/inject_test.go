@@ -315,3 +315,23 @@ func TestFaultsSameUnderParallelConversations(t *testing.T) {
 		t.Errorf("seeds 11 and 12 faulted the same requests: %v", other)
 	}
 }
+
+// TestFaultsInAutoOnlyOnServedAnswers: auto injects faults into what it
+// serves from the cassette, never into what it forwards and records.
+func TestFaultsInAutoOnlyOnServedAnswers(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0))
+	path := recordNumbered(t, up, false, "hello")
+	auto := startProxy(t, proxy.ModeAuto, path, up.URL(), withFaults(t, 1, "500"))
+	_, err := askChat(context.Background(), auto.URL(), "hello", false)
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 {
+		t.Fatalf("served from the cassette: %v, want the injected 500", err)
+	}
+	if got, err := askChat(context.Background(), auto.URL(), "new question", false); err != nil || got != "answer 2" {
+		t.Fatalf("forwarded: %q, %v; want the upstream's answer", got, err)
+	}
+	log := logEntries(t, auto.URL())
+	if len(log) != 2 || log[0].Fault != "500" || log[1].Fault != "" || !log[1].Recorded {
+		t.Errorf("log %+v: want the fault on the served answer only", log)
+	}
+}
