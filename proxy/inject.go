@@ -329,7 +329,9 @@ func (s *Server) chooseFault(w http.ResponseWriter, x *exchange, se *session) bo
 }
 
 // faultAnswer is a recording as a fault sees it.
-func (s *Server) faultAnswer(x *exchange, rep *cassette.Reply) *faultAnswer {
+func (s *Server) faultAnswer(x *exchange, served *cassette.Reply) *faultAnswer {
+	rep := new(cassette.Reply) // a copy, so that only a faulted request puts a reply on the heap
+	*rep = *served
 	framing := wire.FramingNone
 	if rep.Streamed() {
 		framing, _ = wire.ParseFraming(rep.Framing())
