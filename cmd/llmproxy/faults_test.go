@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestFaultFlagsBadInput: a bad --fault is a usage error (exit 2) naming
@@ -107,5 +108,19 @@ func TestFaultSeedAcrossProcesses(t *testing.T) {
 	}
 	if other := faultStatuses(t, bin, cas, "--fault", "500@rate=0.3", "--fault-seed", "43"); other == first {
 		t.Errorf("seeds 42 and 43 fault the same requests: %s", other)
+	}
+}
+
+// TestNodeFaults runs examples/node-faults: the npm openai client meeting
+// each fault mock injects by header (a 429 its default retry gets past, a
+// 503, a stream cut after its third event, a stall past its timeout, a
+// malformed event) under `llmproxy mock --allow-header-faults -- npm test`.
+func TestNodeFaults(t *testing.T) {
+	dir := nodeExample(t, "node-faults")
+	unsetenv(t, "OPENAI_API_KEY")
+	args := []string{"mock", "--scenario", filepath.Join(dir, "scenario.yaml"), "--pace", "instant", "--allow-header-faults", "--",
+		"npm", "--prefix", dir, "test"}
+	if code, stdout, stderr := cliWait(t, 2*time.Minute, args...); code != 0 {
+		t.Errorf("npm test: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 }
