@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -333,5 +334,27 @@ func TestFaultsInAutoOnlyOnServedAnswers(t *testing.T) {
 	log := logEntries(t, auto.URL())
 	if len(log) != 2 || log[0].Fault != "500" || log[1].Fault != "" || !log[1].Recorded {
 		t.Errorf("log %+v: want the fault on the served answer only", log)
+	}
+}
+
+// TestMockSessionFaults: a mock session's faults fall on its requests; the
+// faulted step is not used up, so the retry gets it.
+func TestMockSessionFaults(t *testing.T) {
+	c := startCtl(t, proxy.ModeMock, "")
+	body, _ := json.Marshal(map[string]any{"scenario": weatherScenario, "faults": []string{"503@request=1"}})
+	c.mustCall(http.StatusOK, http.MethodPut, "/_llmproxy/session", string(body))
+	ask := `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + weatherPrompt + `"}]}`
+	for k, want := range []int{503, 200} {
+		r := postFault(t, c.url, "/v1/chat/completions", ask, "conv", "")
+		if r.err != nil || r.status != want {
+			t.Errorf("request %d: %v %d %s, want %d", k+1, r.err, r.status, r.body, want)
+		}
+	}
+	entries, err := c.p.Log(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 || entries[0].Fault != "503@request=1" || entries[0].Step != "ask" || entries[1].Fault != "" || entries[1].Step != "ask" {
+		t.Errorf("log %+v: want the fault on step ask, then step ask served", entries)
 	}
 }
