@@ -150,7 +150,8 @@ func inject(ctx context.Context, w http.ResponseWriter, f *faults.Fault, a *faul
 		return faultOutcome{abort: true}
 	case faults.Status:
 		if f.Event > 0 {
-			return faultOutcome{delivered: false, skipped: streamError(ctx, w, f, a, last)}
+			skipped, delivered := streamError(ctx, w, f, a, last)
+			return faultOutcome{skipped: skipped, delivered: delivered}
 		}
 		writeFaultStatus(w, a.kind, f, last)
 		return faultOutcome{}
@@ -256,22 +257,22 @@ func serveAnswer(ctx context.Context, w http.ResponseWriter, a *faultAnswer, f *
 }
 
 // streamError sends the first f.Event events of a, then the provider's
-// stream error event for f's status; it returns why it could not (the wire
-// has no stream error), having then served a whole.
-func streamError(ctx context.Context, w http.ResponseWriter, f *faults.Fault, a *faultAnswer, last func()) string {
+// stream error event for f's status. Where the wire has no stream error it
+// serves a whole instead, and says so (skipped), with whether all of it
+// reached the client.
+func streamError(ctx context.Context, w http.ResponseWriter, f *faults.Fault, a *faultAnswer, last func()) (skipped string, delivered bool) {
 	ev, err := wire.StreamError(a.kind, a.options(), wire.ErrorAnswer{Status: f.Status, RetryAfter: f.RetryAfter, Message: "llmproxy: injected fault " + f.String()}, f.Event)
 	if err != nil {
-		serveAnswer(ctx, w, a, nil, last)
-		return fmt.Sprintf("%s: %v", f, err)
+		return fmt.Sprintf("%s: %v", f, err), serveAnswer(ctx, w, a, nil, last)
 	}
 	quiet := func() {}
 	if !serveAnswer(ctx, w, &faultAnswer{kind: a.kind, status: a.status, headers: a.headers, framing: a.framing, events: f.Event, event: a.event}, nil, quiet) {
-		return ""
+		return "", false
 	}
 	last()
 	_, _ = w.Write(ev.Raw)
 	_ = http.NewResponseController(w).Flush()
-	return ""
+	return "", false
 }
 
 // writeFaultStatus answers f's error status in the provider's own shape.
@@ -408,22 +409,27 @@ func (m *mocker) deliverFault(w http.ResponseWriter, x *mockExchange, p *scenari
 		m.refuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
 		return
 	}
-	a := &faultAnswer{kind: x.kind, status: written.Status, body: written.Body, events: len(written.Events),
+	// A stream the Content-Type does not frame (Gemini's JSON array) is a
+	// body to a fault, as its recording is.
+	framing := wire.FramingNone
+	if written.Streamed() {
+		framing = wire.DetectFraming(written.Header.Get("Content-Type"))
+	}
+	body := written.Body
+	if framing == wire.FramingNone {
+		body = written.Bytes()
+	}
+	a := &faultAnswer{kind: x.kind, status: written.Status, framing: framing, body: body, events: len(written.Events),
 		event:   func(k int) []byte { return written.Events[k].Raw },
 		options: func() wire.WriteOptions { return opts },
 		headers: func(h http.Header) {
 			for k, vs := range written.Header {
 				h[k] = append([]string(nil), vs...)
 			}
-			if !written.Streamed() {
-				h.Set("Content-Length", strconv.Itoa(len(written.Body)))
+			if framing == wire.FramingNone {
+				h.Set("Content-Length", strconv.Itoa(len(body)))
 			}
 		}}
-	if written.Streamed() {
-		if a.framing = wire.DetectFraming(written.Header.Get("Content-Type")); a.framing == wire.FramingNone {
-			a.framing = wire.FramingSSE
-		}
-	}
 	var settled func()
 	defer func() {
 		if settled != nil {

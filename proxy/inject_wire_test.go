@@ -154,3 +154,29 @@ func TestFaultKindsOnEveryWire(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultGeminiJSONArray: Gemini's JSON-array stream has no events a
+// fault can name (it is a body, as its recording is) and no stream error:
+// a fault at an event is not injected and the log says why; a malformed
+// one cuts the array in half.
+func TestFaultGeminiJSONArray(t *testing.T) {
+	m := startMock(t, []string{weatherScenario}, func(c *proxy.Config) { c.AllowHeaderFaults = true })
+	const path = "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+	body := `{"contents":[{"role":"user","parts":[{"text":"` + weatherPrompt + `"}]}]}`
+	plain := postFault(t, m.srv.URL, path, body, "a", "")
+	if plain.status != 200 || !bytes.HasPrefix(bytes.TrimSpace(plain.body), []byte("[")) {
+		t.Fatalf("got %d %q, want a JSON array", plain.status, plain.body)
+	}
+	r := postFault(t, m.srv.URL, path, body, "b", "529@event=1")
+	if r.status != 200 || r.readErr != nil || !bytes.Contains(r.body, []byte("call_paris")) {
+		t.Errorf("529@event=1: got %d %v %q, want the answer whole", r.status, r.readErr, r.body)
+	}
+	bad := postFault(t, m.srv.URL, path, body, "c", "malformed")
+	if bad.status != 200 || bad.readErr != nil || len(bad.body) != len(plain.body)/2 {
+		t.Errorf("malformed: got %d %v %d bytes, want the first half of %d", bad.status, bad.readErr, len(bad.body), len(plain.body))
+	}
+	log := m.log()
+	if len(log) != 3 || log[1].FaultSkipped != "529@event=1 names event 1, but the answer is not a stream" {
+		t.Errorf("log %+v: want the 529 not injected, and why", log)
+	}
+}
