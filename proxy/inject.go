@@ -80,26 +80,20 @@ func (s *Server) pickFault(plan *faults.Plan, se *session, scope, conv string) f
 }
 
 // faultConversation names the conversation of a request for its fault's
-// number: the ConversationHeader, else for a chat API a digest of its
-// system prompt and first turn (the same for every request of a
+// number: the ConversationHeader, else for a chat API a digest of what
+// opens its conversation (wire.Opening: the same for every request of a
 // conversation, in every process), else "" (the requests of a cassette are
 // then numbered as one sequence).
-func faultConversation(r *http.Request, kind wire.Kind, path string, body []byte) string {
+func faultConversation(r *http.Request, kind wire.Kind, body []byte) string {
 	if c := r.Header.Get(ConversationHeader); c != "" {
 		return c
 	}
-	if !kind.CallsTools() {
+	opening := wire.Opening(kind, body)
+	if opening == nil {
 		return ""
 	}
-	req, err := wire.ParseRequest(kind, path, body)
-	if err != nil || len(req.Turns) == 0 || req.Previous != "" {
-		return ""
-	}
-	h := sha256.New()
-	for _, part := range []string{req.System, req.Turns[0].Role, req.Turns[0].Text} {
-		h.Write([]byte(strconv.Itoa(len(part)) + ":" + part))
-	}
-	return "opening:" + hex.EncodeToString(h.Sum(nil)[:8])
+	sum := sha256.Sum256(opening)
+	return "opening:" + hex.EncodeToString(sum[:8])
 }
 
 // faultAnswer is the answer a fault is injected into: a recording's or a
@@ -325,7 +319,7 @@ func (s *Server) chooseFault(w http.ResponseWriter, x *exchange, se *session) bo
 	if plan == nil || x.kind == wire.KindMCP {
 		return true
 	}
-	x.fault = s.pickFault(plan, se, x.tape.name, faultConversation(x.req, x.kind, x.route.path, x.mreq.Body))
+	x.fault = s.pickFault(plan, se, x.tape.name, faultConversation(x.req, x.kind, x.mreq.Body))
 	return true
 }
 

@@ -219,11 +219,11 @@ func TestFaultResetAndTimeoutInReplay(t *testing.T) {
 	path := recordNumbered(t, up, true, "hello")
 	for _, spec := range []string{"reset@request=1", "timeout@request=1,after=10ms"} {
 		rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, spec))
-		r := postFault(t, rep.URL(), "/v1/chat/completions", `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`, "", "")
+		r := postFault(t, rep.URL(), "/v1/chat/completions", `{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hello"}]}`, "c", "")
 		if r.err == nil {
 			t.Errorf("%s: got %d %q, want no answer", spec, r.status, r.body)
 		}
-		if got, err := askChat(context.Background(), rep.URL(), "hello", true); err != nil || got != "answer 1" {
+		if got, err := askChat(context.Background(), rep.URL(), "hello", true, option.WithHeader(proxy.ConversationHeader, "c")); err != nil || got != "answer 1" {
 			t.Errorf("%s: then %q, %v; want the recording", spec, got, err)
 		}
 		rep.stop()
