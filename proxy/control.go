@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmproxy/llmproxy/faults"
 	"github.com/llmproxy/llmproxy/refresh"
 	"github.com/llmproxy/llmproxy/scenario"
 )
@@ -38,6 +39,11 @@ type sessionSpec struct {
 	// cassette, applied when the session ends.
 	Refresh bool `json:"refresh"`
 	Prune   bool `json:"prune"`
+	// Faults are the session's faults (as --fault writes them), picked by
+	// FaultSeed (default: the command's --fault-seed); they replace the
+	// command's for the session's requests.
+	Faults    []string `json:"faults"`
+	FaultSeed *uint64  `json:"fault-seed"`
 }
 
 // scenarioSpec is the body of POST /_llmproxy/scenarios.
@@ -153,6 +159,50 @@ func (s *Server) sameCassette(cur *session, spec *sessionSpec) bool {
 // sessionOpener checks a session's body and returns what opens it, or the
 // status, type and error of a bad body.
 func (s *Server) sessionOpener(spec *sessionSpec) (open func() (*session, error), status int, typ string, err error) {
+	source, status, typ, err := s.sessionSource(spec)
+	if err != nil || spec.Faults == nil && spec.FaultSeed == nil {
+		return source, status, typ, err
+	}
+	plan, err := s.sessionFaults(spec)
+	if err != nil {
+		return nil, http.StatusBadRequest, "invalid_request_error", err
+	}
+	return func() (*session, error) {
+		se, err := source()
+		if se != nil {
+			se.faults = plan
+		}
+		return se, err
+	}, 0, "", nil
+}
+
+// sessionFaults reads a session body's faults; the error names the one at
+// fault.
+func (s *Server) sessionFaults(spec *sessionSpec) (*faults.Plan, error) {
+	mode := s.cfg.Mode
+	if spec.Mode != "" {
+		mode, _ = ParseMode(spec.Mode)
+	}
+	if mode == ModeRecord {
+		return nil, fmt.Errorf("llmproxy: PUT /_llmproxy/session: faults: record never injects faults; give mode replay or auto")
+	}
+	plan := &faults.Plan{Seed: s.cfg.Faults.Seed}
+	if spec.FaultSeed != nil {
+		plan.Seed = *spec.FaultSeed
+	}
+	for k, v := range spec.Faults {
+		f, err := faults.Parse(v)
+		if err != nil {
+			return nil, fmt.Errorf("llmproxy: PUT /_llmproxy/session: faults[%d]: %w", k, err)
+		}
+		plan.Faults = append(plan.Faults, f)
+	}
+	return plan, nil
+}
+
+// sessionSource checks the cassette or scenario of a session's body and
+// returns what opens it, or the status, type and error of a bad body.
+func (s *Server) sessionSource(spec *sessionSpec) (open func() (*session, error), status int, typ string, err error) {
 	bad := func(msg string, a ...any) (func() (*session, error), int, string, error) {
 		return nil, http.StatusBadRequest, "invalid_request_error", fmt.Errorf("llmproxy: PUT /_llmproxy/session: "+msg, a...)
 	}
@@ -164,7 +214,7 @@ func (s *Server) sessionOpener(spec *sessionSpec) (open func() (*session, error)
 		return bad("give {\"scenario\": FILE or inline YAML or a JSON object}")
 	case s.mock != nil:
 		if spec.Mode != "" && spec.Mode != "mock" || spec.OnExhausted != "" || spec.Ignore != nil || spec.Refresh || spec.Prune {
-			return bad("a scenario session takes only scenario and name (mode, on-exhausted and ignore are a cassette's)")
+			return bad("a scenario session takes only scenario, name, faults and fault-seed (mode, on-exhausted and ignore are a cassette's)")
 		}
 		return func() (*session, error) { return s.openScenarioSession(spec) }, 0, "", nil
 	case hasScenario:

@@ -38,6 +38,8 @@ type exchange struct {
 	played bool
 	// mcp is the JSON-RPC message of an MCP request (kind wire.KindMCP).
 	mcp mcp.Message
+	// fault is the fault picked for the request, if any (see inject.go).
+	fault faultPick
 }
 
 // logArgs are the attributes of the exchange's log lines, then more.
@@ -100,7 +102,10 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.mock != nil {
-		s.mock.serve(w, r, start, rt, kind, body, se)
+		choose, ok := s.mockFaults(w, r, start, rt, kind, se)
+		if ok {
+			s.mock.serve(w, r, start, rt, kind, body, se, choose)
+		}
 		return
 	}
 	x := &sc.x
@@ -126,6 +131,9 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		failWith(w, kind, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("llmproxy: %s: %v", t.name, jsonProblem(err, body)))
 		s.journal.add(logged{LogEntry: LogEntry{Time: start, Cassette: t.name, Method: r.Method, Path: x.mreq.Path, Kind: string(kind), Miss: err.Error()}})
+		return
+	}
+	if (len(r.Header[FaultHeader]) > 0 || !s.cfg.Faults.Empty() || se != nil && se.faults != nil) && !s.chooseFault(w, x, se) {
 		return
 	}
 	switch x.rules.mode {

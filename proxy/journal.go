@@ -262,7 +262,7 @@ func (j *journal) drop(r *record) {
 func (e *logged) fixed() bool {
 	return e.Model == "" && !e.Stream && e.Turns == 0 && e.Miss == "" && e.Closest == 0 && e.Differences == nil &&
 		e.Scenario == "" && e.Conversation == "" && e.Step == "" && e.ToolCalls == nil && e.ToolResults == nil && !e.summarized &&
-		e.ToolCallsOmitted == 0 && e.ToolResultsOmitted == 0 &&
+		e.ToolCallsOmitted == 0 && e.ToolResultsOmitted == 0 && e.Fault == "" && e.FaultRequest == 0 && e.FaultSkipped == "" &&
 		e.Time == e.Time.UTC()
 }
 
@@ -280,7 +280,8 @@ func (j *journal) entryOf(r *record) logged {
 // size is about the bytes an entry kept whole holds.
 func (e *logged) size() int {
 	n := recordSize + int(unsafe.Sizeof(*e)) + len(e.Cassette) + len(e.Name) + len(e.Method) + len(e.Upstream) +
-		len(e.Path) + len(e.Kind) + len(e.Model) + len(e.Miss) + len(e.Scenario) + len(e.Conversation) + len(e.Step)
+		len(e.Path) + len(e.Kind) + len(e.Model) + len(e.Miss) + len(e.Scenario) + len(e.Conversation) + len(e.Step) +
+		len(e.Fault) + len(e.FaultSkipped)
 	for _, d := range e.Differences {
 		n += int(unsafe.Sizeof(d)) + len(d.Path) + len(d.Where) + len(d.Got) + len(d.Want)
 	}

@@ -254,7 +254,7 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 
 // serve answers a request, whose body was read, from the scenario it
 // names.
-func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte, se *session) {
+func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, rt route, kind wire.Kind, body []byte, se *session, choose faultChooser) {
 	// What mock reports of a request (answers, log lines, the journal) is
 	// redacted as replay's is; the engine reads the request as sent.
 	x := &mockExchange{start: start, req: r, route: rt, kind: kind, body: body,
@@ -310,6 +310,12 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	x.conv = p.Conversation
+	if choose != nil {
+		if pick := choose(eng.Name(), p.Conversation); pick.f != nil {
+			m.deliverFault(w, x, p, opts, pick)
+			return
+		}
+	}
 	m.deliver(w, x, p, opts)
 }
 

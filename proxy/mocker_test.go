@@ -38,7 +38,7 @@ func TestMockerStandsAlone(t *testing.T) {
 		body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + text + `"}]}`)
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body)))
 		w := httptest.NewRecorder()
-		m.serve(w, r, time.Now(), route{name: "openai", path: "/v1/chat/completions"}, wire.KindOpenAIChat, body, nil)
+		m.serve(w, r, time.Now(), route{name: "openai", path: "/v1/chat/completions"}, wire.KindOpenAIChat, body, nil, nil)
 		b, _ := io.ReadAll(w.Result().Body)
 		return w.Code, string(b)
 	}

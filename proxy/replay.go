@@ -80,7 +80,7 @@ type serving struct {
 // it is copied out and written after the transaction ends.
 func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64) (serving, error) {
 	t := serving{ids: ids}
-	fromPage := x.tape.c.ReadOnly() && s.cfg.Pace != PaceRecorded && s.cfg.Latency <= 0
+	fromPage := x.tape.c.ReadOnly() && s.cfg.Pace != PaceRecorded && s.cfg.Latency <= 0 && x.fault.f == nil
 	var (
 		p    pick
 		held cassette.Reply // the copy served after the transaction
@@ -139,9 +139,18 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.
 			settled.close()
 		}
 	}()
-	delivered = s.serve(w, x, rep, func() { settled = s.journal.begin(x.tape, true) })
+	begin := func() { settled = s.journal.begin(x.tape, true) }
+	var out faultOutcome
+	consumed := false
+	if x.fault.f != nil {
+		out = inject(x.req.Context(), w, x.fault.f, s.faultAnswer(x, rep), begin)
+		delivered, consumed = out.delivered, out.consumes(x.fault.f)
+	} else {
+		delivered = s.serve(w, x, rep, begin)
+		consumed = delivered
+	}
 	if !p.repeat {
-		x.tape.plays.release(p.id, delivered)
+		x.tape.plays.release(p.id, consumed)
 	}
 	released = true
 	if s.log.Enabled(x.req.Context(), slog.LevelDebug) {
@@ -149,9 +158,15 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.
 	}
 	e := x.entry(p.id, "", rep.Status)
 	e.Repeat, e.Incomplete = p.repeat, !delivered
+	if x.fault.f != nil {
+		s.noteFault(x.req.Context(), &e.LogEntry, x.fault, out, x.logArgs("interaction", p.id))
+	}
 	s.journal.add(e)
-	if delivered {
+	if consumed {
 		x.tape.stats.serve()
+	}
+	if out.abort { // the deferred release closes the bracket
+		panic(http.ErrAbortHandler) // the connection closes with no more of the answer
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/faults"
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/view"
@@ -152,6 +153,15 @@ type Config struct {
 	// loaded from, which the web view's scenario page shows; a scenario
 	// missing from it (one built in Go) shows none.
 	ScenarioFiles map[string]string
+	// Faults are injected into the answers replay and auto serve from a
+	// cassette and mock from a scenario, on the requests its seed picks
+	// (see package faults and FaultHeader); record injects none. The zero
+	// Plan injects nothing.
+	Faults faults.Plan
+	// AllowHeaderFaults lets a request ask for faults with FaultHeader;
+	// without it such a request is refused (400), so that nothing outside
+	// can fault a proxy that did not agree to it.
+	AllowHeaderFaults bool
 }
 
 // Server is an http.Handler that records and replays.
@@ -179,6 +189,9 @@ type Server struct {
 	// it could not be had.
 	root     string
 	sessions sessions
+	// faultCount numbers the requests of each conversation for the
+	// faults of Config.Faults and of request headers.
+	faultCount faults.Counter
 }
 
 // New checks cfg and builds a Server.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/faults"
 	"github.com/llmproxy/llmproxy/refresh"
 	"github.com/llmproxy/llmproxy/scenario"
 	"github.com/llmproxy/llmproxy/store"
@@ -94,6 +95,10 @@ type session struct {
 	refresh *refresh.Run
 	indexer *cassette.Indexer
 	prune   bool
+	// faults are the session's own (its body's "faults"), numbered by
+	// faultCount from the session's start; nil: Config.Faults.
+	faults     *faults.Plan
+	faultCount faults.Counter
 }
 
 // setEngine makes a scenario session serve e (its conversations reset).

@@ -104,7 +104,14 @@ type LogEntry struct {
 	// Incomplete marks a serve whose client left before the whole response
 	// was delivered.
 	Incomplete bool `json:"incomplete,omitempty"`
-	Status     int  `json:"status"`
+	// Fault is the fault injected into the answer (its canonical spec, see
+	// package faults), FaultRequest the request's number in its
+	// conversation that picked it, and FaultSkipped, when set, why the
+	// fault picked was not injected (the answer was served whole).
+	Fault        string `json:"fault,omitempty"`
+	FaultRequest uint64 `json:"fault_request,omitempty"`
+	FaultSkipped string `json:"fault_skipped,omitempty"`
+	Status       int    `json:"status"`
 	// Millis is the time from the request's arrival to the end of its answer.
 	Millis float64 `json:"ms"`
 	// ToolCalls are the tool calls the response made, and ToolResults the

@@ -82,6 +82,7 @@ func TestPackageDirection(t *testing.T) {
 	}{
 		{dir: "internal/jsonvalue", allowed: []string{}},
 		{dir: "wire", allowed: []string{"internal/jsonvalue"}},
+		{dir: "faults", allowed: []string{}},
 		{dir: "presets", allowed: []string{"wire", "internal/jsonvalue"}},
 		{dir: "match", never: []string{"cassette", "store", "proxy"}},
 		{dir: "cassette", never: []string{"fixture", "scenario", "view", "proxy"}},

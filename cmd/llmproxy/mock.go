@@ -32,6 +32,7 @@ type mockConfig struct {
 	report          string
 	readTimeout     time.Duration
 	idleTimeout     time.Duration
+	faults          faultFlags
 	fromEnv         map[string]string
 }
 
@@ -51,6 +52,7 @@ func (c *mockConfig) flags(help io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.killGrace, "kill-grace", DefaultKillGrace, "under -- CMD: how long CMD has to exit after SIGINT or SIGTERM, which go to its whole process group, before the group is killed")
 	fs.DurationVar(&c.readTimeout, "read-timeout", proxy.DefaultReadTimeout, "how long a client may take to send a request body (over it: 408)")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	c.faults.register(fs)
 	return fs
 }
 
@@ -101,6 +103,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		cfg.Pace = proxy.PaceInstant
 	default:
 		return usagef("%s %q: want scripted or instant", c.source("pace"), c.pace)
+	}
+	if err := c.faults.apply(&cfg, c.source("fault")); err != nil {
+		return err
 	}
 	if c.maxBody <= 0 {
 		return usagef("%s %s: must be positive", c.source("max-body"), formatSize(c.maxBody))

@@ -59,6 +59,11 @@ type runReport struct {
 	FailureCount int       `json:"failure_count"`
 	// Unused lists, by cassette or scenario, what the run never served.
 	Unused []unusedGroup `json:"unused"`
+	// Faults are the faults injected (--fault, X-Llmproxy-Fault, a
+	// session's), in the order of the log, with those picked but not
+	// injected and why; at most maxListedMisses of FaultCount.
+	Faults     []injected `json:"faults"`
+	FaultCount int        `json:"fault_count"`
 	// Served sums the usage the recorded answers served from cassettes
 	// carry: the tokens replay did not spend (absent for record and mock).
 	Served *servedTokens `json:"served_from_cassettes,omitempty"`
@@ -81,6 +86,39 @@ type problem struct {
 	View string `json:"view,omitempty"`
 }
 
+// injected is one fault a request got, from its log entry.
+type injected struct {
+	Time         time.Time `json:"time"`
+	Cassette     string    `json:"cassette,omitempty"`
+	Scenario     string    `json:"scenario,omitempty"`
+	Conversation string    `json:"conversation,omitempty"`
+	Method       string    `json:"method"`
+	Path         string    `json:"path"`
+	Interaction  uint64    `json:"interaction,omitempty"`
+	Fault        string    `json:"fault"`
+	// Request is the request's number in its conversation.
+	Request uint64 `json:"request"`
+	Status  int    `json:"status,omitempty"`
+	// Skipped says why the fault was not injected.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// faultsOf lists the faults the log's entries name.
+func faultsOf(entries []proxy.LogEntry) (list []injected, n int) {
+	list = []injected{}
+	for _, e := range entries {
+		if e.Fault == "" {
+			continue
+		}
+		if n++; len(list) < maxListedMisses {
+			list = append(list, injected{Time: e.Time, Cassette: e.Cassette, Scenario: e.Scenario, Conversation: e.Conversation,
+				Method: e.Method, Path: cassette.ProxyPath(e.Upstream, e.Path), Interaction: e.Interaction,
+				Fault: e.Fault, Request: e.FaultRequest, Status: e.Status, Skipped: e.FaultSkipped})
+		}
+	}
+	return list, n
+}
+
 // unusedGroup is what one cassette or scenario never served. Items lists
 // at most maxReportUnused; IDs every unused interaction of a cassette, for
 // llmproxy prune.
@@ -96,7 +134,7 @@ type unusedGroup struct {
 // collected, with the details the proxy's log keeps of each (the closest
 // recording and the differences), and what srv never served.
 func newReport(ctx context.Context, command string, rl *runLog, srv *proxy.Server) (*runReport, error) {
-	r := &runReport{Command: command, Misses: []problem{}, Failures: []problem{}, Unused: []unusedGroup{}}
+	r := &runReport{Command: command, Misses: []problem{}, Failures: []problem{}, Unused: []unusedGroup{}, Faults: []injected{}}
 	entries, err := srv.Log(ctx)
 	if err != nil {
 		return nil, err
@@ -128,6 +166,7 @@ func newReport(ctx context.Context, command string, rl *runLog, srv *proxy.Serve
 		r.Failures = append(r.Failures, find(m, true))
 	}
 	r.MissCount, r.FailureCount = n, nf
+	r.Faults, r.FaultCount = faultsOf(entries)
 	if srv.Mode() == proxy.ModeMock {
 		for name, steps := range srv.UnusedSteps() {
 			r.Unused = append(r.Unused, unusedGroup{Scenario: name, Count: len(steps), Items: steps[:min(len(steps), maxReportUnused)]})

@@ -60,6 +60,7 @@ type serveConfig struct {
 	refreshing *refresh.Run
 	maxAge     ageFlag
 	strictAge  bool
+	faults     faultFlags
 	// fromEnv holds the flags set from the environment, each with its
 	// variable, for error messages.
 	fromEnv map[string]string
@@ -108,6 +109,7 @@ func (c *serveConfig) flags(name string, help io.Writer) *flag.FlagSet {
 		fs.BoolVar(&c.failOnUnused, "fail-on-unused", false, "at shutdown, exit 3 and list the interactions never served")
 		fs.Var(&c.maxAge, "max-age", "warn at startup about interactions recorded longer ago than this `age` (90d, 36h, 90m, 1d12h)")
 		fs.BoolVar(&c.strictAge, "strict-age", false, "with --max-age, fail at startup instead of warning, naming the old interactions")
+		c.faults.register(fs)
 	}
 	return fs
 }
@@ -392,6 +394,9 @@ func (c *serveConfig) proxyConfig(stderr io.Writer) (proxy.Config, func(), error
 		return cfg, nil, err
 	}
 	if c.mode != proxy.ModeRecord {
+		if err := c.faults.apply(&cfg, c.source("fault")); err != nil {
+			return cfg, nil, err
+		}
 		if cfg.OnExhausted, err = proxy.ParseExhausted(c.onExhausted); err != nil {
 			return cfg, nil, usagef("%s %q: want reject, repeat-last or restart", c.source("on-exhausted"), c.onExhausted)
 		}

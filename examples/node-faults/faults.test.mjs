@@ -1,0 +1,62 @@
+// The npm openai client against faults llmproxy injects into mock's
+// answers (llmproxy mock --allow-header-faults -- npm test): one fault per
+// request, named by the X-Llmproxy-Fault header.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+
+const fault = (spec) => ({ headers: { 'X-Llmproxy-Fault': spec } });
+
+const greet = (client, prompt, options) => client.chat.completions.create({
+  model: 'gpt-4o-mini',
+  messages: [{ role: 'user', content: prompt }],
+}, options);
+
+const story = (client, prompt, options) => client.chat.completions.create({
+  model: 'gpt-4o-mini',
+  stream: true,
+  messages: [{ role: 'user', content: prompt }],
+}, options);
+
+test('a 429 with Retry-After is met by the default retry', async () => {
+  const client = new OpenAI(); // maxRetries: 2
+  const answer = await greet(client, 'hello, retry me', fault('429@request=1,retry-after=10ms'));
+  assert.equal(answer.choices[0].message.content, 'Hello! How can I help?');
+});
+
+test('a 503 without retries is the SDK error of its status', async () => {
+  const client = new OpenAI({ maxRetries: 0 });
+  await assert.rejects(greet(client, 'hello, unavailable', fault('503')), (err) => err.status === 503);
+});
+
+test('a stream cut after its third event is an error after three chunks', async () => {
+  const client = new OpenAI({ maxRetries: 0 });
+  let chunks = 0;
+  await assert.rejects(async () => {
+    for await (const _ of await story(client, 'a story, cut', fault('cut@event=3'))) {
+      chunks++;
+    }
+  });
+  assert.equal(chunks, 3);
+});
+
+test('a first byte later than the timeout is a timeout', async () => {
+  const client = new OpenAI({ maxRetries: 0, timeout: 300 });
+  await assert.rejects(greet(client, 'hello, slow', fault('slow@ttfb=1m')), OpenAI.APIConnectionTimeoutError);
+});
+
+test('a stall after the headers outlasts the timeout: an AbortSignal ends it', async () => {
+  // The client's timeout covers the wait for the response headers, not the
+  // body: a stall after them needs a signal of the application's own.
+  const client = new OpenAI({ maxRetries: 0, timeout: 300 });
+  const signal = AbortSignal.timeout(500);
+  await assert.rejects(greet(client, 'hello, stalled', { ...fault('stall@for=1m'), signal }),
+    (err) => err.name === 'AbortError' || err instanceof OpenAI.APIUserAbortError);
+});
+
+test('a malformed event is an error', async () => {
+  const client = new OpenAI({ maxRetries: 0 });
+  await assert.rejects(async () => {
+    for await (const _ of await story(client, 'a story, malformed', fault('malformed@event=2'))) { /* breaks */ }
+  });
+});
