@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,26 +123,37 @@ func mockRounds() (json, sse []mockAnswer, err error) {
 
 // mockBare is the bare handler of the mock scenario: it serves the bytes
 // mock wrote for the weather round, with mock's headers, choosing the
-// answer by the request alone (streamed or not, tool result or not), and
-// writes and flushes a stream event by event as mock does.
+// answer by the request alone (streamed or not, tool result or not), doing
+// the least a net/http handler can: the headers are copied by their
+// slices, and a body, JSON or the whole stream, is one Write, followed by
+// one flush for a stream (the scenario paces nothing, so every event is
+// ready at once).
 type mockBare struct {
 	json, sse []mockAnswer
+	bodies    *sync.Pool // request body buffers
+}
+
+func newMockBare(json, sse []mockAnswer) mockBare {
+	return mockBare{json: json, sse: sse, bodies: &sync.Pool{New: func() any { return new(bytes.Buffer) }}}
 }
 
 var toolResult = []byte(`"tool_call_id"`)
 
 func (m mockBare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	body := m.bodies.Get().(*bytes.Buffer)
+	defer m.bodies.Put(body)
+	body.Reset()
+	if _, err := body.ReadFrom(r.Body); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	stream := bytes.Contains(body.Bytes(), streamFlag)
 	round := m.json
-	if bytes.Contains(body, streamFlag) {
+	if stream {
 		round = m.sse
 	}
 	a := round[0]
-	if bytes.Contains(body, toolResult) {
+	if bytes.Contains(body.Bytes(), toolResult) {
 		a = round[1]
 	}
 	h := w.Header()
@@ -149,19 +161,10 @@ func (m mockBare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h[k] = v
 	}
 	w.WriteHeader(http.StatusOK)
-	if !bytes.Contains(body, streamFlag) {
-		_, _ = w.Write(a.body)
+	if _, err := w.Write(a.body); err != nil || !stream {
 		return
 	}
-	rc := http.NewResponseController(w)
-	for ev := range bytes.SplitAfterSeq(a.body, []byte("\n\n")) {
-		if _, err := w.Write(ev); err != nil {
-			return
-		}
-		if err := rc.Flush(); err != nil {
-			return
-		}
-	}
+	_ = http.NewResponseController(w).Flush()
 }
 
 // mockHandlerFor is the handler of a server child of kind mock or
@@ -178,7 +181,7 @@ func mockHandlerFor(kind string) (http.Handler, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return mockBare{json: json, sse: sse}, func() {}, nil
+	return newMockBare(json, sse), func() {}, nil
 }
 
 // conversations names a fresh conversation on each call: a load gives each

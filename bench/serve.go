@@ -14,6 +14,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"time"
 
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
@@ -23,13 +24,20 @@ import (
 )
 
 // upstream serves the bench's two responses: the 2 KB JSON for a request
-// without "stream":true, the 200-event SSE stream for one with it, writing
-// and flushing each event. It is both the limit (a bare net/http handler
-// serving the bytes replay serves) and the fake upstream of the record
-// scenario.
+// without "stream":true, the 200-event SSE stream for one with it. It is
+// both the limit (a bare net/http handler serving the bytes replay serves,
+// doing the least a handler can) and the fake upstream of the record
+// scenario. Its headers are built once: a request copies their slices into
+// the response's map. A JSON answer is one Write (net/http adds nothing but
+// Date); a stream writes and flushes each event, as replay does.
 type upstream struct {
 	json []byte
 	sse  [][]byte
+	// jsonHeader and sseHeader are the headers of each answer, Content-Length
+	// included for the JSON one; shared, never modified.
+	jsonHeader, sseHeader http.Header
+	// bodies are the buffers request bodies are read into.
+	bodies sync.Pool
 	// gap is the pause before each event after the first.
 	gap time.Duration
 	// stamp, when set, makes each event anew with stamp() as its id, taken
@@ -38,31 +46,37 @@ type upstream struct {
 }
 
 func newUpstream() *upstream {
-	return &upstream{json: jsonResponse(), sse: sseStream()}
+	u := &upstream{json: jsonResponse(), sse: sseStream(),
+		sseHeader: responseHeaders("text/event-stream; charset=utf-8")}
+	u.jsonHeader = responseHeaders("application/json")
+	u.jsonHeader["Content-Length"] = []string{strconv.Itoa(len(u.json))}
+	u.bodies.New = func() any { return new(bytes.Buffer) }
+	return u
 }
 
 var streamFlag = []byte(`"stream":true`)
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	body := u.bodies.Get().(*bytes.Buffer)
+	defer u.bodies.Put(body)
+	body.Reset()
+	if _, err := body.ReadFrom(r.Body); err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	h := w.Header()
-	if !bytes.Contains(body, streamFlag) {
-		for k, v := range responseHeaders("application/json") {
-			h[k] = v
-		}
-		h["Content-Length"] = []string{strconv.Itoa(len(u.json))}
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(u.json)
-		return
+	stream := bytes.Contains(body.Bytes(), streamFlag)
+	h, src := w.Header(), u.jsonHeader
+	if stream {
+		src = u.sseHeader
 	}
-	for k, v := range responseHeaders("text/event-stream; charset=utf-8") {
+	for k, v := range src {
 		h[k] = v
 	}
 	w.WriteHeader(http.StatusOK)
+	if !stream {
+		_, _ = w.Write(u.json)
+		return
+	}
 	rc := http.NewResponseController(w)
 	for i := range sseEvents {
 		if i > 0 && u.gap > 0 {

@@ -62,7 +62,14 @@ type mocker struct {
 	mu       sync.Mutex
 	fixtures map[string][]byte
 	turns    map[string]*turn // by scenario and conversation, while in use
+
+	// streams holds the buffers an unpaced stream is joined in (*[]byte).
+	streams sync.Pool
 }
+
+// maxPooledStream bounds the buffers kept for joining streams: a larger one
+// is used once and left to the collector.
+const maxPooledStream = 64 << 10
 
 // scenarioSet is the scenarios mock serves by name; it is never changed
 // once stored, only replaced.
@@ -421,17 +428,25 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	}
 }
 
-// stream writes events with a flush after each, interval apart when
-// scripted; last is called just before the final write. It reports whether
-// every event reached the client.
+// stream writes events and reports whether every one reached the client;
+// last is called just before the final write. Paced (scripted, with an
+// interval), it writes each event with a flush after it, interval apart.
+// Otherwise every event is ready at once: they go out joined, the same
+// bytes, in one write and one flush.
 func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, scripted bool, interval time.Duration, last func()) bool {
-	rc := http.NewResponseController(w)
 	if len(events) == 0 {
 		last()
 	}
 	w.WriteHeader(status)
+	if len(events) == 0 {
+		return true
+	}
+	rc := http.NewResponseController(w)
+	if !scripted || interval <= 0 {
+		return m.writeJoined(ctx, w, rc, events, last)
+	}
 	for n, e := range events {
-		if n > 0 && scripted && !sleep(ctx, interval) || contextDone(ctx) {
+		if n > 0 && !sleep(ctx, interval) || contextDone(ctx) {
 			return false
 		}
 		if n == len(events)-1 {
@@ -445,6 +460,33 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 		}
 	}
 	return true
+}
+
+// writeJoined writes the Raw of events, at least one, in one write and
+// one flush, in a buffer from m.streams; last is called just before the
+// write.
+func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, last func()) bool {
+	if contextDone(ctx) {
+		return false
+	}
+	bp, _ := m.streams.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	b := (*bp)[:0]
+	for _, e := range events {
+		b = append(b, e.Raw...)
+	}
+	last()
+	_, err := w.Write(b)
+	if err == nil {
+		err = rc.Flush()
+	}
+	if cap(b) <= maxPooledStream {
+		*bp = b
+		m.streams.Put(bp)
+	}
+	return err == nil
 }
 
 // written is a pending answer as the provider of kind writes it.
