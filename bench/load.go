@@ -234,20 +234,27 @@ func check(status int, got, want []byte) error {
 }
 
 // openAI429 is alt for a server injecting 429s: nil when the answer is
-// status 429 with a body in OpenAI's error shape, {"error": {"message",
-// "type", ...}} with a message and a type.
+// status 429 with a body in OpenAI's error shape and no other field:
+// {"error": {"message", "type", "param", "code"}} with a message and a type.
 func openAI429(status int, got []byte) error {
 	if status != http.StatusTooManyRequests {
 		return fmt.Errorf("status %d, want 429", status)
 	}
 	var e struct {
 		Error *struct {
-			Message *string `json:"message"`
-			Type    *string `json:"type"`
+			Message *string         `json:"message"`
+			Type    *string         `json:"type"`
+			Param   json.RawMessage `json:"param"`
+			Code    json.RawMessage `json:"code"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(got, &e); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(got))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
 		return fmt.Errorf("429 body: %w", err)
+	}
+	if dec.More() {
+		return fmt.Errorf("429 body %.120q: data after the error object", got)
 	}
 	if e.Error == nil || e.Error.Message == nil || *e.Error.Message == "" || e.Error.Type == nil || *e.Error.Type == "" {
 		return fmt.Errorf("429 body %.120q: want an OpenAI error with a message and a type", got)
