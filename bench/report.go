@@ -248,6 +248,8 @@ func (r *report) markdown() string {
 	w("response's, and writes a JSON answer in one Write (no explicit flush: net/http ends the response); for SSE it\n")
 	w("writes the same 200 events with a Write and a flush each, as replay does. *llmproxy ÷ this* is llmproxy's\n")
 	w("throughput over that server's (the median of the per-round ratios), the figure the peer targets use.\n")
+	w("*%s* (JSON only) is replay started with that fault (seed 1): for it alone the check also accepts\n", nameReplayFault)
+	w("status 429 with a body that is OpenAI's error object and nothing else, counted as served; its row says how many came back.\n")
 	w("CPU is per 1 000 answered requests: the server's (its process and any it started, from `/proc`), and\n")
 	w("the load generator's own (`getrusage` of this process, which shares the two cores with the server; for\n")
 	w("the in-process go-vcr row it includes that server). RSS and peak are the server's after the case.\n\n")
