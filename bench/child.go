@@ -52,6 +52,9 @@ func startChild(dir string, o serveOptions) (*child, error) {
 	if o.cpuprofile != "" {
 		args = append(args, "-cpuprofile", o.cpuprofile)
 	}
+	if o.fault != "" {
+		args = append(args, "-fault", o.fault)
+	}
 	logf, err := os.CreateTemp(dir, o.kind+"-*.log")
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ import (
 
 // faultReplay is a replay handler over the benchmarks' cassette injecting
 // specs (none: no fault configured).
-func faultReplay(b *testing.B, specs ...string) http.Handler {
+func faultReplay(b testing.TB, specs ...string) http.Handler {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "replay.cassette")
 	if err := buildReplayCassette(path); err != nil {

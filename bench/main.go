@@ -85,11 +85,12 @@ func main() {
 	cassettePath := flag.String("cassette", "", "cassette `path` of a child")
 	upstreamURL := flag.String("upstream", "", "upstream `URL` of a record child")
 	cpuprofile := flag.String("cpuprofile", "", "CPU profile `file` of a server child")
+	fault := flag.String("fault", "", "`fault` spec a replay child injects, as llmproxy's --fault (seed 1)")
 	flag.Parse()
 
 	switch {
 	case *serve != "":
-		if err := serveChild(serveOptions{kind: *serve, cassette: *cassettePath, upstream: *upstreamURL, cpuprofile: *cpuprofile}); err != nil {
+		if err := serveChild(serveOptions{kind: *serve, cassette: *cassettePath, upstream: *upstreamURL, cpuprofile: *cpuprofile, fault: *fault}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			os.Exit(1)
 		}
@@ -188,6 +189,11 @@ func run(p plan, out, only string) error {
 	}
 	rep.elapsed = time.Since(rep.started)
 	p.logf("done in %v", rep.elapsed.Round(time.Second))
+	for _, t := range rep.targets() {
+		if !t.skipped {
+			p.logf("target: %s: %s, met %v", t.what, t.measured, t.met)
+		}
+	}
 	if !want["replay"] || !want["scale"] || !want["record"] || !want["mock"] {
 		return nil
 	}

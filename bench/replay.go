@@ -42,6 +42,9 @@ type server struct {
 	warm   time.Duration
 	// oneWrite: a stream is written as one body.
 	oneWrite bool
+	// alt, when set, is the other answer the server may give besides the
+	// recorded one (the fault it injects): see load.alt.
+	alt func(status int, got []byte) error
 }
 
 // pause and resume stop and continue the server's process, if it has one.
@@ -68,6 +71,7 @@ func (s server) measure(l load, c *http.Client, t *tally) error {
 		}
 	}
 	g0 := selfCPU()
+	l.alt = s.alt
 	l.run(c, s.base, t)
 	t.genCPU += selfCPU() - g0
 	if s.proc != nil {
@@ -91,6 +95,10 @@ const (
 	nameReplay    = "llmproxy replay"
 	nameVCR       = "go-vcr v4 behind net/http"
 	nameVCRInProc = "go-vcr v4 RoundTripper, in process (no HTTP)"
+	// nameReplayFault is llmproxy replay injecting faultSpec, in the JSON
+	// cases only.
+	nameReplayFault = "llmproxy replay --fault " + faultSpec
+	faultSpec       = "429@rate=0.1"
 )
 
 // replayScenario measures replay throughput and latency against the limit,
@@ -126,6 +134,14 @@ func replayScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 	replay, err := start(serveOptions{kind: "replay", cassette: path, cpuprofile: p.profile("replay")})
 	if err != nil {
 		return nil, err
+	}
+	var faulted *server
+	if p.payloads == nil || p.payloads["json"] {
+		fc, err := start(serveOptions{kind: "replay", cassette: path, fault: faultSpec, cpuprofile: p.profile("replay-fault")})
+		if err != nil {
+			return nil, err
+		}
+		faulted = &server{name: nameReplayFault, base: fc.URL, client: newClient, proc: fc, warm: p.warm, alt: openAI429}
 	}
 	vcr, err := start(serveOptions{kind: "vcr", cassette: vcrName})
 	if err != nil {
@@ -163,7 +179,12 @@ func replayScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 			continue
 		}
 		body := requestBody(0, cs.stream)
-		live, wrong, err := answering(p, servers, body, cs.want, cs.stream)
+		caseServers := servers
+		if !cs.stream && faulted != nil {
+			// Beside plain replay, so that the two run one after the other.
+			caseServers = slices.Insert(slices.Clone(servers), 2, *faulted)
+		}
+		live, wrong, err := answering(p, caseServers, body, cs.want, cs.stream)
 		if err != nil {
 			return nil, err
 		}
@@ -265,6 +286,7 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool, s
 		tallies[k], clients[k] = &tally{}, s.client(l.conns)
 		warm := l
 		warm.dur = s.warm
+		warm.alt = s.alt
 		s.resume()
 		warm.run(clients[k], s.base, &tally{})
 		s.pause()
@@ -291,6 +313,12 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool, s
 		row := replayRow{Payload: payload, Conns: l.conns, Server: s.name, t: t, Ratio: t.roundRatio(tallies[0]), VsReplay: replayTally.roundRatio(t)}
 		if stream && s.oneWrite {
 			row.Note = "writes the stream as one body"
+		}
+		if s.alt != nil && t.n > 0 {
+			row.Note = fmt.Sprintf("%d of %d answers were the injected 429: %.3f", t.alt, t.n, float64(t.alt)/float64(t.n))
+		}
+		if s.alt != nil {
+			p.logf("%s ×%d on %s: %s", payload, l.conns, s.name, row.Note)
 		}
 		if t.errs > 0 {
 			if k == 0 {
@@ -319,6 +347,9 @@ func expect(s server, body, want []byte) error {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	if err := check(status, got, want); err != nil {
+		if s.alt != nil && s.alt(status, got) == nil {
+			return nil
+		}
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	return nil

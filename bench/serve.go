@@ -20,6 +20,7 @@ import (
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/faults"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -148,6 +149,8 @@ type serveOptions struct {
 	cassette   string
 	upstream   string
 	cpuprofile string
+	// fault, for a replay child, is a --fault spec it injects (seed 1).
+	fault string
 }
 
 // serveChild runs one server under test until its standard input closes.
@@ -188,6 +191,13 @@ func serveChild(o serveOptions) error {
 		cfg := proxy.Config{Mode: mode, Cassette: c, OnExhausted: proxy.ExhaustedRepeatLast, Logger: logger, Version: "bench"}
 		if mode == proxy.ModeReplay {
 			cfg.Transport = refuse{}
+			if o.fault != "" {
+				fs, err := faults.ParseAll([]string{o.fault})
+				if err != nil {
+					return fmt.Errorf("-fault: %w", err)
+				}
+				cfg.Faults = faults.Plan{Seed: 1, Faults: fs}
+			}
 		} else {
 			u, err := url.Parse(o.upstream)
 			if err != nil {
