@@ -40,37 +40,15 @@ var saveLoop = fake.ToolLoop{
 // In replay any upstream contact fails the test.
 func startAgentProxy(t *testing.T, mode proxy.Mode, path, upstream, mcpURL string) *scrubProxy {
 	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: mode == proxy.ModeReplay, Version: version})
-	if err != nil {
-		t.Fatalf("open %s: %v", path, err)
-	}
-	cfg := proxy.Config{Mode: mode, Cassette: c}
-	if upstream != "" {
-		u, err := url.Parse(upstream)
-		if err != nil {
-			t.Fatal(err)
+	return serveCassette(t, mode, path, func(cfg *proxy.Config) {
+		if upstream != "" {
+			u := mustParseURL(t, upstream)
+			cfg.Default, cfg.Upstreams = u, map[string]*url.URL{"openai": u}
 		}
-		cfg.Default, cfg.Upstreams = u, map[string]*url.URL{"openai": u}
-	}
-	if mcpURL != "" {
-		u, err := url.Parse(mcpURL)
-		if err != nil {
-			t.Fatal(err)
+		if mcpURL != "" {
+			cfg.MCP = map[string]*url.URL{"files": mustParseURL(t, mcpURL)}
 		}
-		cfg.MCP = map[string]*url.URL{"files": u}
-	}
-	if mode == proxy.ModeReplay {
-		cfg.Transport = noUpstream{t}
-	}
-	p, err := proxy.New(cfg)
-	if err != nil {
-		c.Close()
-		t.Fatal(err)
-	}
-	rp := &scrubProxy{srv: httptest.NewServer(p), p: p, c: c}
-	rp.URL = rp.srv.URL
-	t.Cleanup(rp.Close)
-	return rp
+	})
 }
 
 // mcpAgent is an agent whose tools are those of the MCP server files: it

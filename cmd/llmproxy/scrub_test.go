@@ -72,23 +72,30 @@ type scrubProxy struct {
 	c   *cassette.Cassette
 }
 
-// startProxy serves the cassette at path in mode; every upstream name and
-// the default go to upstream. In replay any upstream contact fails the test.
+// startScrubProxy serves the cassette at path in mode; every upstream name
+// and the default go to upstream. In replay any upstream contact fails the
+// test.
 func startScrubProxy(t *testing.T, mode proxy.Mode, path, upstream string) *scrubProxy {
+	t.Helper()
+	return serveCassette(t, mode, path, func(cfg *proxy.Config) {
+		if upstream != "" {
+			u := mustParseURL(t, upstream)
+			cfg.Default = u
+			cfg.Upstreams = map[string]*url.URL{"openai": u, "anthropic": u, "gemini": u, "ollama": u}
+		}
+	})
+}
+
+// serveCassette serves the cassette at path in mode, with the upstreams
+// configure sets; in replay any upstream contact fails the test.
+func serveCassette(t *testing.T, mode proxy.Mode, path string, configure func(*proxy.Config)) *scrubProxy {
 	t.Helper()
 	c, err := cassette.Open(path, cassette.Options{ReadOnly: mode == proxy.ModeReplay, Version: version})
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
 	}
 	cfg := proxy.Config{Mode: mode, Cassette: c}
-	if upstream != "" {
-		u, err := url.Parse(upstream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Default = u
-		cfg.Upstreams = map[string]*url.URL{"openai": u, "anthropic": u, "gemini": u, "ollama": u}
-	}
+	configure(&cfg)
 	if mode == proxy.ModeReplay {
 		cfg.Transport = noUpstream{t}
 	}
@@ -101,6 +108,16 @@ func startScrubProxy(t *testing.T, mode proxy.Mode, path, upstream string) *scru
 	rp.URL = rp.srv.URL
 	t.Cleanup(rp.Close)
 	return rp
+}
+
+// mustParseURL parses raw or fails the test.
+func mustParseURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // Close stops the proxy and closes its cassette; it may be called twice.
