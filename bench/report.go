@@ -28,6 +28,8 @@ type report struct {
 	scale   []scaleRow
 	record  []*recordResult // the first on the temporary directory's disk
 	mock    []replayRow
+	// newPaths is the newpaths scenario (newpaths.go); nil when not run.
+	newPaths *newPaths
 }
 
 // write renders performance.md and performance.svg into dir.
@@ -158,7 +160,7 @@ func (r *report) targets() []target {
 		notRun("record, 2 KB JSON: ≤ 1 ms added at p50")
 		notRun("record, SSE: ≤ 1 ms p99 per event")
 	}
-	return ts
+	return append(ts, r.newPaths.targets()...)
 }
 
 // replayRow is the row of a server in a replay case, nil when not run.
@@ -258,6 +260,7 @@ func (r *report) markdown() string {
 	r.peersSection(w)
 
 	r.mockSection(w)
+	r.newPathsSection(w)
 
 	w("\n## Lookup scaling\n\n")
 	w("Cassettes of n distinct recorded requests, request k answered with its own 2 KB JSON: the same answer with\n")
