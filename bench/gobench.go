@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -12,27 +13,43 @@ import (
 )
 
 // benchResult is one line of `go test -bench` output: a benchmark run
-// once (one -count) with its metrics by unit ("ns/op", "B/op", and any
-// the benchmark reports itself, such as "cpu-ms/op").
+// once in one round, with its metrics by unit ("ns/op", "B/op", and any the
+// benchmark reports itself, such as "cpu-ms/op").
 type benchResult struct {
 	name    string // without the -GOMAXPROCS suffix
+	round   int
 	n       int
 	metrics map[string]float64
 }
 
-// goBench runs the benchmarks of pkg (a package pattern, relative to the
-// module in dir) that match pattern, no tests, and returns a result per
-// benchmark and -count. args go to go test after the package.
-func goBench(dir, pkg, pattern string, args ...string) ([]benchResult, error) {
-	cmd := exec.Command("go", append([]string{"test", "-run", "^$", "-bench", pattern, pkg}, args...)...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("go test -bench %s %s in %s: %w\n%s", pattern, pkg, dir, err, tailOf(out, 2000))
+// goBench compiles the tests of pkg (relative to the module in dir) into
+// tmp once, then runs the benchmarks matching pattern, no tests, in rounds
+// runs of the binary one after the other, each with -test.benchtime
+// benchtime: the benchmarks of one round run close together in time, so
+// that a ratio of two is taken within a round (benchRatio).
+func goBench(dir, pkg, pattern, benchtime string, rounds int, tmp string) ([]benchResult, error) {
+	bin := filepath.Join(tmp, strings.NewReplacer("/", "_", ".", "_").Replace(pkg)+".test")
+	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go test -c %s in %s: %w\n%s", pkg, dir, err, tailOf(out, 2000))
 	}
-	rs := parseBench(out)
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("go test -bench %s %s in %s: no benchmark matched\n%s", pattern, pkg, dir, tailOf(out, 2000))
+	var rs []benchResult
+	for round := range rounds {
+		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", pattern, "-test.benchtime", benchtime)
+		cmd.Dir = filepath.Join(dir, pkg) // where go test runs it
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("%s -test.bench %s in %s: %w\n%s", pkg, pattern, dir, err, tailOf(out, 2000))
+		}
+		got := parseBench(out)
+		if len(got) == 0 {
+			return nil, fmt.Errorf("%s -test.bench %s in %s: no benchmark matched\n%s", pkg, pattern, dir, tailOf(out, 2000))
+		}
+		for i := range got {
+			got[i].round = round
+		}
+		rs = append(rs, got...)
 	}
 	return rs, nil
 }
@@ -63,6 +80,22 @@ func parseBench(out []byte) []benchResult {
 	return rs
 }
 
+// benchRatio is the median over the rounds of num's metric unit over
+// den's in the same round, and how many rounds had both.
+func benchRatio(rs []benchResult, num, den, unit string) (float64, int) {
+	var vs []float64
+	for _, a := range rs {
+		for _, b := range rs {
+			if a.name == num && b.name == den && a.round == b.round && b.metrics[unit] > 0 {
+				if v, ok := a.metrics[unit]; ok {
+					vs = append(vs, v/b.metrics[unit])
+				}
+			}
+		}
+	}
+	return medianOf(vs), len(vs)
+}
+
 // benchMedian is the median over the results named name of the metric
 // unit, and how many there were; 0, 0 when none has it.
 func benchMedian(rs []benchResult, name, unit string) (float64, int) {
@@ -72,14 +105,21 @@ func benchMedian(rs []benchResult, name, unit string) (float64, int) {
 			vs = append(vs, v)
 		}
 	}
+	return medianOf(vs), len(vs)
+}
+
+// medianOf is the median of vs (the mean of the middle two for an even
+// count); 0 for none.
+func medianOf(vs []float64) float64 {
 	if len(vs) == 0 {
-		return 0, 0
+		return 0
 	}
+	vs = slices.Clone(vs)
 	slices.Sort(vs)
 	if len(vs)%2 == 1 {
-		return vs[len(vs)/2], len(vs)
+		return vs[len(vs)/2]
 	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, len(vs)
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 }
 
 func tailOf(b []byte, n int) string {

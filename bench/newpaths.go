@@ -158,26 +158,29 @@ func newPathsScenario(p plan, dir string) (*newPaths, error) {
 		return nil, err
 	}
 	switches, perRequest := newPathsBenchtime(p)
-	const count = "-count=3"
 	step := func(what string, f func()) {
 		s := time.Now()
 		f()
 		p.logf("newpaths: %s took %v", what, time.Since(s).Round(100*time.Millisecond))
 	}
 	step("session switch", func() {
-		n.session, n.sessionErr = goBench(benchDir, ".", "^BenchmarkSession(Switch|OpenBaseline)$", "-benchtime="+switches, count)
+		n.session, n.sessionErr = goBench(benchDir, ".", "^BenchmarkSession(Switch|OpenBaseline)$", switches, benchRounds, dir)
 	})
 	step("MCP and ConverseStream in process", func() {
-		n.proxy, n.proxyErr = goBench(root, "./proxy", "^(BenchmarkReplayMCP|BenchmarkReplayEventStream)$", "-benchtime="+perRequest, count)
+		n.proxy, n.proxyErr = goBench(root, "./proxy", "^(BenchmarkReplayMCP|BenchmarkReplayEventStream)$", perRequest, benchRounds, dir)
 	})
 	step("diff of 100 000", func() {
-		n.review, n.reviewErr = goBench(root, "./review", "^BenchmarkReview$", "-benchtime=1x", "-count=1")
+		n.review, n.reviewErr = goBench(root, "./review", "^BenchmarkReview$", "1x", 1, dir)
 	})
 	step("ConverseStream across processes", func() { n.converse, n.converseErr = converseScenario(p, dir) })
 	step("faults off, before and after", func() { n.faultsOff, n.faultsOffErr = faultsOffScenario(p, dir, root) })
 	n.took = time.Since(t0)
 	return n, nil
 }
+
+// benchRounds is how many times the in-process benchmarks run, but the
+// diff's (one round: it takes seconds and its figures are its own).
+const benchRounds = 3
 
 // newPathsBenchtime is the -benchtime of the session switch benchmarks
 // and of the per-request ones in p's mode.
@@ -308,7 +311,9 @@ func buildBeforeFaults(dir, root string) (string, error) {
 		return "", fmt.Errorf("tar: %w: %s", err, stderr.Bytes())
 	}
 	bin := filepath.Join(dir, "bench-before-faults")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	// -trimpath: the build cache serves the packages of a tree extracted
+	// anew each run.
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
 	build.Dir = filepath.Join(src, "bench")
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %w: %s", err, tailOf(out, 2000))

@@ -59,7 +59,7 @@ func (n *newPaths) switchTarget() target {
 	open, _ := benchMedian(n.session, sessionOpenBench, "ns/op")
 	openCPU, _ := benchMedian(n.session, sessionOpenBench, "cpu-ms/op")
 	return target{what: targetSwitch, met: wall <= 5e6,
-		measured: fmt.Sprintf("%.1f ms wall, %.1f ms CPU (median of %d runs); `replay --cassette`'s open and close of one: %.1f ms wall, %.1f ms CPU",
+		measured: fmt.Sprintf("%.1f ms wall, %.1f ms CPU (median of %d rounds); `replay --cassette`'s open and close of one: %.1f ms wall, %.1f ms CPU",
 			wall/1e6, cpu, runs, open/1e6, openCPU)}
 }
 
@@ -67,14 +67,14 @@ func (n *newPaths) mcpTarget(what, name string) target {
 	if n.proxyErr != nil {
 		return failed(what, n.proxyErr)
 	}
-	base, _ := benchMedian(n.proxy, mcpBaseline, "ns/op")
-	mcp, runs := benchMedian(n.proxy, name, "ns/op")
-	if base == 0 || runs == 0 {
-		return failed(what, fmt.Errorf("no %s or %s in the output", mcpBaseline, name))
+	x, rounds := benchRatio(n.proxy, name, mcpBaseline, "ns/op")
+	if rounds == 0 {
+		return failed(what, fmt.Errorf("no %s and %s in the output", mcpBaseline, name))
 	}
-	x := mcp / base
+	base, _ := benchMedian(n.proxy, mcpBaseline, "ns/op")
+	mcp, _ := benchMedian(n.proxy, name, "ns/op")
 	return target{what: what, met: x <= 1.2,
-		measured: fmt.Sprintf("%.2f× (%.1f vs %.1f µs, medians of %d runs)", x, mcp/1e3, base/1e3, runs)}
+		measured: fmt.Sprintf("%.2f× (median of %d rounds' ratios; medians %.1f vs %.1f µs)", x, rounds, mcp/1e3, base/1e3)}
 }
 
 func (n *newPaths) converseTarget(what string, conns int) target {
@@ -161,13 +161,15 @@ func (r *report) newPathsSection(w func(string, ...any)) {
 	w("\n## The paths of issues 24–28\n\n")
 	w("Each measured in this run (%s in all), as its issue names its target; the targets are in the Targets table.\n\n", n.took.Round(time.Second))
 	switches, perRequest := newPathsBenchtime(r.plan)
-	w("- **Session switch** (issue 24): `BenchmarkSessionSwitch` in `bench/` (`go test -bench`, -benchtime %s, three runs):\n", switches)
+	w("- **Session switch** (issue 24): `BenchmarkSessionSwitch` in `bench/` (`go test -bench`, -benchtime %s, %d rounds):\n", switches, benchRounds)
 	w("  `PUT /_llmproxy/session` alternating between two cassettes of 1 000 interactions in replay, in process; the\n")
 	w("  previous session ends with its summary. Beside it `BenchmarkSessionOpenBaseline`: what `replay --cassette`\n")
 	w("  does with one cassette at start and end.\n")
-	w("- **MCP replay** (issue 25): `BenchmarkReplayMCP` in `proxy/` (-benchtime %s, three runs): a replayed `tools/call`, its\n", perRequest)
+	w("- **MCP replay** (issue 25): `BenchmarkReplayMCP` in `proxy/` (-benchtime %s, %d rounds): a replayed `tools/call`, its\n", perRequest, benchRounds)
 	w("  answer as JSON and as a one-event SSE stream with its JSON-RPC id rewritten, against a replayed OpenAI chat\n")
-	w("  call on the same server and cassette, in process; ratio of the median times per request.\n")
+	w("  call on the same server and cassette, in process; the median over the rounds of each round's ratio of the\n")
+	w("  times per request. Each round is one run of the package's test binary (`go test -c`, compiled once), so\n")
+	w("  that the cases compared run close together.\n")
 	w("- **`llmproxy diff` of 100 000 interactions** (issue 26): `BenchmarkReview` in `review/` (one run): two\n")
 	w("  cassettes of four-turn conversations, a tenth reworded, diffed to the JSON report, the live heap sampled\n")
 	w("  every millisecond; 10 000 a side is the baseline. Memory must not hold the bodies: the peak is compared\n")
@@ -179,14 +181,22 @@ func (r *report) newPathsSection(w func(string, ...any)) {
 	w("  in `proxy/` (in process, a recorder for the client) is quoted beside the 1-connection row.\n")
 	w("- **Faults off** (issue 28): across processes, replay of the 2 KB JSON with no fault configured, as built now\n")
 	w("  and as built from %s (main just before faults on demand were merged, built by the bench from\n", beforeFaults[:7])
-	w("  `git archive`; the cassette format is the same), beside the bare handler. Faults on (`--fault %s`) is the\n", faultSpec)
-	w("  replay case's row above.\n\n")
+	w("  `git archive`; the cassette format is the same), beside the bare handler, interleaved round by round.\n")
+	w("  Met when now ÷ before, the median of the per-round ratios, is at least 0.95: a 5 %% band, inside the\n")
+	w("  round-to-round spread on these shared cores. The commit is fixed, so what changed in replay since\n")
+	w("  (faster or slower) counts too. Faults on (`--fault %s`) is the replay case's row above.\n\n", faultSpec)
 	if n.converseErr != nil {
 		w("ConverseStream: not measured: %s\n\n", oneLine(n.converseErr.Error()))
+	}
+	if len(n.converse) > 0 {
+		w("ConverseStream, across processes:\n\n")
 	}
 	caseTables(w, n.converse, []string{payloadConverse}, nameConverseReplay, nameConverseBare)
 	if n.faultsOffErr != nil {
 		w("Faults off: not measured: %s\n\n", oneLine(n.faultsOffErr.Error()))
+	}
+	if len(n.faultsOff) > 0 {
+		w("Faults off, replay as built now and before faults, across processes:\n\n")
 	}
 	caseTables(w, n.faultsOff, []string{payloadJSON}, nameReplay, nameLimit)
 }
