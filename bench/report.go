@@ -227,6 +227,7 @@ func (r *report) markdown() string {
 	w("cd bench && go run . -quick -only replay-json -peers aimock   # one case, one peer (no report written)\n")
 	w("cd bench && go run . -profile /tmp/prof -only replay   # CPU profiles of the llmproxy server processes\n")
 	w("cd bench && go run . -quick -only mock   # llmproxy mock against a bare handler (no report written)\n")
+	w("cd bench && go run . -quick -only newpaths -peers none   # the paths of issues 24–28, their targets (no report written)\n")
 	w("cd bench && go vet ./... && go build ./...\n")
 	w("go test -run XXX -bench . -benchmem ./match/ ./wire/ ./store/   # micro-benchmarks, from the repository root\n")
 	w("```\n\n")
