@@ -242,7 +242,8 @@ type namedChild struct {
 	o    serveOptions
 }
 
-// startServers starts a child per entry and checks nothing yet; stop ends
+// startServers starts a child per entry (their answers are checked by
+// measureCases); stop ends
 // them all.
 func startServers(p plan, dir string, cs []namedChild) (servers []server, stop func(), err error) {
 	var children []*child
