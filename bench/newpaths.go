@@ -242,9 +242,8 @@ type namedChild struct {
 	o    serveOptions
 }
 
-// startServers starts a child per entry (their answers are checked by
-// measureCases); stop ends
-// them all.
+// startServers starts a child per entry (measureCases checks their
+// answers); stop ends them all.
 func startServers(p plan, dir string, cs []namedChild) (servers []server, stop func(), err error) {
 	var children []*child
 	stop = func() {
