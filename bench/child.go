@@ -39,6 +39,9 @@ type child struct {
 // Its log goes to a file in dir.
 func startChild(dir string, o serveOptions) (*child, error) {
 	exe, err := os.Executable()
+	if o.exe != "" {
+		exe, err = o.exe, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -54,6 +57,9 @@ func startChild(dir string, o serveOptions) (*child, error) {
 	}
 	if o.fault != "" {
 		args = append(args, "-fault", o.fault)
+	}
+	if o.path != "" {
+		args = append(args, "-path", o.path)
 	}
 	logf, err := os.CreateTemp(dir, o.kind+"-*.log")
 	if err != nil {

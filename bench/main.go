@@ -75,7 +75,7 @@ func quickPlan() plan {
 func main() {
 	quick := flag.Bool("quick", false, "shorter runs (under a minute) for a smoke test")
 	out := flag.String("out", filepath.Join("..", "docs"), "`dir`ectory for performance.md and performance.svg")
-	only := flag.String("only", "", "comma-separated scenarios to run (replay, replay-json, replay-sse, scale, record, mock); the report is written only when all run")
+	only := flag.String("only", "", "comma-separated scenarios to run (replay, replay-json, replay-sse, scale, record, mock, newpaths); the report is written only when all run")
 	profileDir := flag.String("profile", "", "write a CPU profile of each llmproxy server child into `dir`")
 	peerList := flag.String("peers", "aimock,mountebank,wiremock", "comma-separated npm `peers` of the replay scenario (aimock, mountebank, wiremock); \"none\" for none")
 	// The flags below are for the child processes the bench starts.
@@ -86,11 +86,12 @@ func main() {
 	upstreamURL := flag.String("upstream", "", "upstream `URL` of a record child")
 	cpuprofile := flag.String("cpuprofile", "", "CPU profile `file` of a server child")
 	fault := flag.String("fault", "", "`fault` spec a replay child injects, as llmproxy's --fault (seed 1)")
+	servePath := flag.String("path", "", "URL `path` a child serves every request at (the ConverseStream children)")
 	flag.Parse()
 
 	switch {
 	case *serve != "":
-		if err := serveChild(serveOptions{kind: *serve, cassette: *cassettePath, upstream: *upstreamURL, cpuprofile: *cpuprofile, fault: *fault}); err != nil {
+		if err := serveChild(serveOptions{kind: *serve, cassette: *cassettePath, upstream: *upstreamURL, cpuprofile: *cpuprofile, fault: *fault, path: *servePath}); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			os.Exit(1)
 		}
@@ -123,7 +124,7 @@ func main() {
 }
 
 func run(p plan, out, only string) error {
-	want := map[string]bool{"replay": true, "scale": true, "record": true, "mock": true}
+	want := map[string]bool{"replay": true, "scale": true, "record": true, "mock": true, "newpaths": true}
 	if only != "" {
 		want = map[string]bool{}
 		for _, s := range strings.Split(only, ",") {
@@ -187,6 +188,11 @@ func run(p plan, out, only string) error {
 			return fmt.Errorf("mock: %w", err)
 		}
 	}
+	if want["newpaths"] {
+		if rep.newPaths, err = newPathsScenario(p, dir); err != nil {
+			return fmt.Errorf("newpaths: %w", err)
+		}
+	}
 	rep.elapsed = time.Since(rep.started)
 	p.logf("done in %v", rep.elapsed.Round(time.Second))
 	for _, t := range rep.targets() {
@@ -194,7 +200,7 @@ func run(p plan, out, only string) error {
 			p.logf("target: %s: %s, met %v", t.what, t.measured, t.met)
 		}
 	}
-	if !want["replay"] || !want["scale"] || !want["record"] || !want["mock"] {
+	if !want["replay"] || !want["scale"] || !want["record"] || !want["mock"] || !want["newpaths"] {
 		return nil
 	}
 	return rep.write(out)

@@ -28,6 +28,8 @@ type report struct {
 	scale   []scaleRow
 	record  []*recordResult // the first on the temporary directory's disk
 	mock    []replayRow
+	// newPaths is the newpaths scenario (newpaths.go); nil when not run.
+	newPaths *newPaths
 }
 
 // write renders performance.md and performance.svg into dir.
@@ -158,7 +160,7 @@ func (r *report) targets() []target {
 		notRun("record, 2 KB JSON: ≤ 1 ms added at p50")
 		notRun("record, SSE: ≤ 1 ms p99 per event")
 	}
-	return ts
+	return append(ts, r.newPaths.targets()...)
 }
 
 // replayRow is the row of a server in a replay case, nil when not run.
@@ -220,11 +222,12 @@ func (r *report) markdown() string {
 	w("| machine | %s/%s, %d CPUs (%s), %s |\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version())
 	w("\n## Running it\n\n")
 	w("```sh\n")
-	w("cd bench && go run .            # every scenario (about 5 minutes); rewrites docs/performance.md and docs/performance.svg\n")
-	w("cd bench && go run . -quick     # the same in about a minute and a half, noisier, scale up to 10 000\n")
+	w("cd bench && go run .            # every scenario (about 8 minutes); rewrites docs/performance.md and docs/performance.svg\n")
+	w("cd bench && go run . -quick     # the same in about four minutes, noisier, scale up to 10 000\n")
 	w("cd bench && go run . -quick -only replay-json -peers aimock   # one case, one peer (no report written)\n")
 	w("cd bench && go run . -profile /tmp/prof -only replay   # CPU profiles of the llmproxy server processes\n")
 	w("cd bench && go run . -quick -only mock   # llmproxy mock against a bare handler (no report written)\n")
+	w("cd bench && go run . -quick -only newpaths -peers none   # the paths of issues 24–28, their targets (no report written)\n")
 	w("cd bench && go vet ./... && go build ./...\n")
 	w("go test -run XXX -bench . -benchmem ./match/ ./wire/ ./store/   # micro-benchmarks, from the repository root\n")
 	w("```\n\n")
@@ -258,6 +261,7 @@ func (r *report) markdown() string {
 	r.peersSection(w)
 
 	r.mockSection(w)
+	r.newPathsSection(w)
 
 	w("\n## Lookup scaling\n\n")
 	w("Cassettes of n distinct recorded requests, request k answered with its own 2 KB JSON: the same answer with\n")

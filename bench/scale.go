@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -252,11 +251,10 @@ func importScale(dir, bin, path string, n int) (time.Duration, int64, error) {
 // buildLLMProxy builds the llmproxy command from the module the bench
 // replaces it with (the repository it sits in) into dir.
 func buildLLMProxy(dir string) (string, error) {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/llmproxy/llmproxy").Output()
+	root, err := moduleDir("github.com/llmproxy/llmproxy")
 	if err != nil {
-		return "", fmt.Errorf("locate the llmproxy module: %w", err)
+		return "", err
 	}
-	root := strings.TrimSpace(string(out))
 	bin := filepath.Join(dir, "llmproxy")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/llmproxy")
 	cmd.Dir = root

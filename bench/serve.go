@@ -151,6 +151,10 @@ type serveOptions struct {
 	cpuprofile string
 	// fault, for a replay child, is a --fault spec it injects (seed 1).
 	fault string
+	// path, when set, is the URL path every request is served at.
+	path string
+	// exe is the binary the parent starts the child from; "" for this one.
+	exe string
 }
 
 // serveChild runs one server under test until its standard input closes.
@@ -222,6 +226,12 @@ func serveChild(o serveOptions) error {
 			return err
 		}
 		h = vcrHandler{rec}
+	case "frames":
+		fs, err := newFrameServer()
+		if err != nil {
+			return err
+		}
+		h = fs
 	case "mock", "mock-bare":
 		mh, closeMock, err := mockHandlerFor(o.kind)
 		if err != nil {
@@ -231,6 +241,9 @@ func serveChild(o serveOptions) error {
 		h = mh
 	default:
 		return fmt.Errorf("unknown server kind %q", o.kind)
+	}
+	if o.path != "" {
+		h = atPath(o.path, h)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
