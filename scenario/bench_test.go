@@ -42,12 +42,13 @@ func BenchmarkAnswer(b *testing.B) {
 	}
 }
 
-// flatEngine is a flat list of n stubs: step i answers "q<i>" with "a<i>",
-// and a conversation goes from one to the next.
+// flatEngine is a flat list of n stubs: step i answers "q<i>" with "a<i>"
+// (i in five digits, so that every request of flatRequests has the same
+// size), and a conversation goes from one to the next.
 func flatEngine(b *testing.B, n int) *scenario.Engine {
 	sb := scenario.New(fmt.Sprintf("flat-%d", n)).OnExhausted(scenario.Restart)
 	for i := range n {
-		sb.Step(fmt.Sprintf("s%d", i)).WhenLatestUser(scenario.Equals(fmt.Sprint("q", i))).Text(fmt.Sprint("a", i))
+		sb.Step(fmt.Sprintf("s%d", i)).WhenLatestUser(scenario.Equals(fmt.Sprintf("q%05d", i))).Text(fmt.Sprintf("a%05d", i))
 	}
 	return build(b, sb)
 }
@@ -57,17 +58,23 @@ func flatEngine(b *testing.B, n int) *scenario.Engine {
 // after its answer to question k, asks question k+1; each has a system
 // prompt of its own. With one conversation they are 10 000 copies of its
 // request, so that every configuration reads its requests from as much
-// memory.
+// memory; every number is written in five digits, so that every request
+// of every configuration has the same size.
 func flatRequests(b *testing.B, n, convs int) []scenario.Request {
 	out := make([]scenario.Request, 10000)
 	for r := range out {
 		c := r % convs
 		k := c % (n - 1)
-		out[r] = request(b, "", wire.KindOpenAIChat, chat(
-			`{"role":"system","content":"conversation `+fmt.Sprint(c)+`"}`,
-			user(fmt.Sprint("q", k)), `{"role":"assistant","content":"a`+fmt.Sprint(k)+`"}`, user(fmt.Sprint("q", k+1))))
+		out[r] = request(b, "", wire.KindOpenAIChat, flatChat(c, k))
 	}
 	return out
+}
+
+// flatChat is the request of conversation c (its system prompt) after the
+// answer to question k of flatEngine, asking question k+1.
+func flatChat(c, k int) string {
+	return chat(fmt.Sprintf(`{"role":"system","content":"conversation %05d"}`, c),
+		user(fmt.Sprintf("q%05d", k)), fmt.Sprintf(`{"role":"assistant","content":"a%05d"}`, k), user(fmt.Sprintf("q%05d", k+1)))
 }
 
 // BenchmarkAnswerFlat answers, interleaved in one run, from flat lists of
@@ -132,8 +139,8 @@ func BenchmarkAnswerFlat(b *testing.B) {
 func fill(b *testing.B, e *scenario.Engine, n int) {
 	for c := range n {
 		for _, req := range []scenario.Request{
-			request(b, fmt.Sprint("named-", c), wire.KindOpenAIChat, chat(user("q0"))),
-			request(b, "", wire.KindOpenAIResponses, `{"model":"m","instructions":"c`+fmt.Sprint(c)+`","input":"q0"}`),
+			request(b, fmt.Sprint("named-", c), wire.KindOpenAIChat, chat(user("q00000"))),
+			request(b, "", wire.KindOpenAIResponses, `{"model":"m","instructions":"c`+fmt.Sprint(c)+`","input":"q00000"}`),
 		} {
 			p, err := e.Answer(req)
 			if err != nil {
@@ -202,9 +209,7 @@ func BenchmarkAnswerFlatCause(b *testing.B) {
 				if steps {
 					k = r % 9999
 				}
-				reqs[r] = request(b, "", wire.KindOpenAIChat, chat(
-					`{"role":"system","content":"conversation `+fmt.Sprintf("%05d", c)+`"}`,
-					user(fmt.Sprint("q", k)), `{"role":"assistant","content":"a`+fmt.Sprint(k)+`"}`, user(fmt.Sprint("q", k+1))))
+				reqs[r] = request(b, "", wire.KindOpenAIChat, flatChat(c, k))
 			}
 			configs = append(configs, config{fmt.Sprintf("convs=%v/steps=%v", convs, steps), e, reqs})
 		}

@@ -63,6 +63,12 @@ type cstep struct {
 	next  []int
 	calls []ccall
 	conds []condition
+	// userEq is the value of the first latest-user equals condition, at
+	// conds[userEqAt] (-1 for none): the key the entry index files the step
+	// under, which holds checks here rather than through conds, one read
+	// fewer at another place in memory.
+	userEq   string
+	userEqAt int
 	// echo is the answer's text as a later request echoes it, whitespace
 	// removed: what writers files the step under, with its calls' names.
 	echo   string
@@ -236,6 +242,7 @@ func compileStep(p *problems, prog *program, i int, id string, st *Step, used ma
 	l := stepLoc(i, id)
 	cs := cstep{id: id, answer: st.Respond}
 	cs.conds = compileConditions(p, prog, l.key("when"), &st.When, used)
+	cs.userEq, cs.userEqAt = userEquals(cs.conds)
 	cs.calls, cs.delay = compileAnswer(p, prog, l.key("respond"), &st.Respond, used)
 	cs.text = compileTextFrom(p, l.key("respond").key("text"), st)
 	return cs
@@ -562,6 +569,30 @@ func markEntries(p *problems, prog *program, steps []Step) {
 		}
 	}
 	prog.writers = newHashIndex(seed, keys, writers)
+	packKeys(prog.steps)
+}
+
+// packKeys copies the steps' index keys (userEq, echo) into one string in
+// file order and points them there: a lookup checks the key of the step it
+// found, and the keys of neighbouring steps then share a cache line instead
+// of lying wherever the scenario's strings were made.
+func packKeys(steps []cstep) {
+	n := 0
+	for i := range steps {
+		n += len(steps[i].userEq) + len(steps[i].echo)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := range steps {
+		b.WriteString(steps[i].userEq)
+		b.WriteString(steps[i].echo)
+	}
+	all, at := b.String(), 0
+	for i := range steps {
+		st := &steps[i]
+		st.userEq, at = all[at:at+len(st.userEq)], at+len(st.userEq)
+		st.echo, at = all[at:at+len(st.echo)], at+len(st.echo)
+	}
 }
 
 // unreachable returns the steps that no path from an entry step reaches, in

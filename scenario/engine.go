@@ -230,10 +230,14 @@ func (e *Engine) pick(conv *conversation, v *view) (int, *Miss) {
 const maxListed = 20
 
 // holds reports whether the step's conditions hold for v; when they do
-// not, the miss names the first that failed.
+// not, the miss names the first that failed. The latest-user equals
+// condition the step keeps the value of holds when that value is v's.
 func (st *cstep) holds(v *view) (CandidateMiss, bool) {
-	for _, c := range st.conds {
-		if ok, m := c.check(v); !ok {
+	for k := range st.conds {
+		if k == st.userEqAt && v.userFound && v.user == st.userEq {
+			continue
+		}
+		if ok, m := st.conds[k].check(v); !ok {
 			m.Step = st.id
 			return m, false
 		}

@@ -42,6 +42,12 @@ type written struct {
 	text  string
 	calls []wire.ToolCall
 	user  string
+	// writers are the steps the writers index files under w's key (see
+	// lookupAll), which may include steps filed under another key; one
+	// holds a single one.
+	key     uint64 // the hash of w's index key (see hash)
+	writers []int
+	one     [1]int
 }
 
 // hash returns the hash in ix of the written answer's index key: the
@@ -147,8 +153,10 @@ func (e *Engine) locate(req *Request, v *view) (conv *conversation, kept bool, m
 		conv = newConversation(conversationName(req))
 	}
 	d := &derivation{req: req, model: p.answerModel(req)}
-	for _, w := range writtenAnswers(v) {
-		e.follow(conv, &w, d)
+	ws := writtenAnswers(v)
+	p.lookupAll(ws, v)
+	for i := range ws {
+		e.follow(conv, &ws[i], d)
 	}
 	if e.silent.len() > 0 {
 		key := RequestKey(req.Body)
@@ -260,11 +268,11 @@ func (e *Engine) writer(c *conversation, w *written, d *derivation) (int, []ccal
 	next, entries := e.candidates(c)
 	best, bestRank := -1, -1
 	var bestCalls []ccall
-	for _, i := range p.writers.lookup(w.hash(&p.writers)) {
+	for _, i := range w.writers {
 		st := &p.steps[i]
 		r := p.rank(next, entries, i)
-		if r < 0 || (best >= 0 && r >= bestRank) || st.echo != w.text || !e.writes(c, st.calls, w) {
-			continue // writes checks the calls' names, the rest of the key
+		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, st.calls, w) {
+			continue // w.writers have w's text; writes checks the calls' names, the rest of the key
 		}
 		best, bestRank, bestCalls = i, r, st.calls
 	}
@@ -416,8 +424,8 @@ func indexEntries(p *program, seed maphash.Seed) entryIndex {
 	var values []string
 	var steps []int
 	for _, i := range p.entries {
-		if v, ok := userEquals(p.steps[i].conds); ok {
-			values, steps = append(values, v), append(steps, i)
+		if st := &p.steps[i]; st.userEqAt >= 0 {
+			values, steps = append(values, st.userEq), append(steps, i)
 		} else {
 			ix.loose = append(ix.loose, i)
 		}
@@ -429,22 +437,89 @@ func indexEntries(p *program, seed maphash.Seed) entryIndex {
 	return ix
 }
 
-// userEquals returns the value of a latest-user equals condition.
-func userEquals(conds []condition) (string, bool) {
-	for _, c := range conds {
+// userEquals returns the value of the first latest-user equals condition
+// and its index in conds, or -1.
+func userEquals(conds []condition) (string, int) {
+	for k, c := range conds {
 		if t, ok := c.(*textCond); ok && t.name == "latest-user" && t.op == OpEquals {
-			return t.value, true
+			return t.value, k
 		}
 	}
-	return "", false
+	return "", -1
 }
 
-// lookup returns the entries that may answer v, in file order.
-func (ix *entryIndex) lookup(v *view) []int {
-	var eq []int
-	if v.userFound {
-		eq = ix.byUser.lookup(ix.byUser.hash(v.user))
+// lookupAll looks up in the indexes all that a request's position and
+// its first candidates are found by: the writers of each answer it echoes
+// and the entries its latest user text may start (which v keeps for
+// entryIndex.lookup). With many steps each lookup reads a slot at a place
+// no earlier read predicts, out of the cache; made with the hashes ready
+// and nothing between them that waits for what they read, the reads are
+// in flight together and cost about one.
+func (p *program) lookupAll(ws []written, v *view) {
+	ix := &p.starts
+	byUser := v.userFound && len(ix.byUser.slots) > 0
+	var user uint64
+	if byUser {
+		user = ix.byUser.hash(v.user)
 	}
+	for i := range ws {
+		ws[i].key = ws[i].hash(&p.writers)
+	}
+	for i := range ws {
+		ws[i].writers = p.writers.lookup(ws[i].key, &ws[i].one)
+	}
+	var eq []int
+	if byUser {
+		eq = ix.byUser.lookup(user, &v.startOne)
+	}
+	for i := range ws {
+		ws[i].writers = p.filed(ws[i].writers, false, ws[i].text)
+	}
+	v.starts, v.startsRead = ix.merge(p.filed(eq, true, v.user)), true
+}
+
+// filed returns the steps of hits filed under k, in order: by their echo,
+// or, if user, by their latest-user equals value (an index lookup may
+// return steps of another key with the same hash). Only when it leaves
+// one out does it allocate.
+func (p *program) filed(hits []int, user bool, k string) []int {
+	key := func(i int) string {
+		if user {
+			return p.steps[i].userEq
+		}
+		return p.steps[i].echo
+	}
+	for n, i := range hits {
+		if key(i) == k {
+			continue
+		}
+		out := slices.Clone(hits[:n])
+		for _, i := range hits[n+1:] {
+			if key(i) == k {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	return hits
+}
+
+// lookup returns the entries that may answer v, in file order, looked up
+// once a view.
+func (ix *entryIndex) lookup(v *view) []int {
+	if !v.startsRead {
+		var eq []int
+		if v.userFound {
+			eq = ix.byUser.lookup(ix.byUser.hash(v.user), &v.startOne)
+		}
+		v.starts, v.startsRead = ix.merge(eq), true
+	}
+	return v.starts
+}
+
+// merge returns the entries eq, found by the latest user text, and the
+// loose ones, in file order.
+func (ix *entryIndex) merge(eq []int) []int {
 	if len(eq) == 0 {
 		return ix.loose
 	}

@@ -1,0 +1,133 @@
+package scenario
+
+import (
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/llmproxy/llmproxy/wire"
+)
+
+// TestFiled keeps, of an index lookup's steps, those filed under the key
+// itself, in order, sharing the lookup's slice when it keeps them all.
+func TestFiled(t *testing.T) {
+	p := &program{steps: []cstep{
+		{echo: "a", userEq: "q"}, {echo: "b", userEq: "q"}, {echo: "a", userEq: "r"}, {echo: "", userEq: ""},
+	}}
+	tests := []struct {
+		name string
+		hits []int
+		user bool
+		key  string
+		want []int
+	}{
+		{"none", nil, false, "a", nil},
+		{"all by echo", []int{0, 2}, false, "a", []int{0, 2}},
+		{"first left out", []int{1, 2}, false, "a", []int{2}},
+		{"middle left out", []int{0, 1, 2}, false, "a", []int{0, 2}},
+		{"all left out", []int{1}, false, "a", []int{}},
+		{"by user", []int{0, 1, 2}, true, "q", []int{0, 1}},
+		{"empty key", []int{0, 3}, true, "", []int{3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hits := slices.Clone(tt.hits)
+			got := p.filed(hits, tt.user, tt.key)
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("filed(%v, %v, %q) = %v, want %v", tt.hits, tt.user, tt.key, got, tt.want)
+			}
+			if len(got) > 0 && len(got) == len(hits) && &got[0] != &hits[0] {
+				t.Errorf("filed copied a lookup it kept whole")
+			}
+			if !slices.Equal(hits, tt.hits) {
+				t.Errorf("filed changed the lookup's steps to %v", hits)
+			}
+		})
+	}
+}
+
+// TestPackedKeys checks that compile points each step's index keys, its
+// latest-user equals value and its echo, into one string in file order,
+// with the values they had.
+func TestPackedKeys(t *testing.T) {
+	b := New("packed")
+	b.Step("a").WhenLatestUser(Equals("hi")).Text("hello there")
+	b.Step("b").WhenSystem(Contains("x")).Text("no user condition")
+	b.Step("c").WhenSystem(Equals("sys")).WhenLatestUser(Equals("")).Text("")
+	b.Step("d").WhenLatestUser(Contains("err")).Error(ErrorAnswer{Status: 429, Type: "rate_limit", Message: "slow down"})
+	s, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, errs := compile(s)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	want := []struct {
+		userEq string
+		kept   bool // a latest-user equals condition, at conds[userEqAt]
+		echo   string
+	}{{"hi", true, "hellothere"}, {"", false, "nousercondition"}, {"", true, ""}, {"", false, ""}}
+	var end uintptr
+	for i, w := range want {
+		st := &prog.steps[i]
+		kept := false
+		if st.userEqAt >= 0 {
+			c, ok := st.conds[st.userEqAt].(*textCond)
+			kept = ok && c.name == "latest-user" && c.op == OpEquals && c.value == st.userEq
+		}
+		if st.userEq != w.userEq || kept != w.kept || (!kept && st.userEqAt != -1) || st.echo != w.echo {
+			t.Errorf("step %d: userEq %q at %d, echo %q; want %q (kept %v), %q", i, st.userEq, st.userEqAt, st.echo, w.userEq, w.kept, w.echo)
+		}
+		for _, k := range []string{st.userEq, st.echo} {
+			if k == "" {
+				continue
+			}
+			at := uintptr(unsafe.Pointer(unsafe.StringData(k)))
+			if end != 0 && at != end {
+				t.Errorf("step %d: key %q does not follow the previous key", i, k)
+			}
+			end = at + uintptr(len(k))
+		}
+	}
+}
+
+// TestHoldsKeptEquals checks that a step's latest-user equals condition,
+// which holds checks by the value the step keeps, still fails and names
+// itself, and that the step's other conditions are still checked.
+func TestHoldsKeptEquals(t *testing.T) {
+	b := New("kept")
+	b.Step("a").WhenSystem(Equals("sys")).WhenLatestUser(Equals("hi")).Text("ok")
+	s, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, errs := compile(s)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	st := &prog.steps[0]
+	tests := []struct {
+		name, system, user string
+		hasUser            bool
+		ok                 bool
+		failed             string
+	}{
+		{"both hold", "sys", "hi", true, true, ""},
+		{"other fails", "other", "hi", true, false, "system"},
+		{"equals fails", "sys", "hello", true, false, "latest-user"},
+		{"no user text", "sys", "", false, false, "latest-user"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &wire.Request{System: tt.system}
+			if tt.hasUser {
+				req.Turns = []wire.Turn{{Role: "user", Text: tt.user}}
+			}
+			m, ok := st.holds(newView(req, nil))
+			if ok != tt.ok || m.Condition != tt.failed {
+				t.Errorf("holds = %v, failed %q; want %v, %q", ok, m.Condition, tt.ok, tt.failed)
+			}
+		})
+	}
+}
