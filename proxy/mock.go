@@ -241,6 +241,10 @@ type mockExchange struct {
 	conv       string
 	eng        *scenario.Engine
 	stats      *sessionStats // the session's, when it answers
+	// parsed is the request as read, once it was; the entry summarises it
+	// instead of parsing logged again when redaction left the body as it
+	// was.
+	parsed *wire.Request
 }
 
 // entry is the log entry of the exchange, ending now.
@@ -253,10 +257,20 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	if x.kind.Scripted() {
+	switch {
+	case !x.kind.Scripted():
+	case x.parsed != nil && sameBytes(x.logged, x.body):
+		e.summarizeParsed(x.parsed)
+	default:
 		e.summarize(x.kind, x.route.path, x.logged)
 	}
 	return e
+}
+
+// sameBytes reports whether a and b are the same slice (redaction that
+// changed nothing returns its input).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // serve answers a request, whose body was read, from the scenario it
@@ -300,6 +314,9 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 	if err != nil {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return
+	}
+	if path == rt.path { // the log summarises the path without its query
+		x.parsed = &parsed
 	}
 	opts := wire.OptionsOf(kind, path, parsed, body)
 	done, err := m.take(r.Context(), eng.Name(), turnKey(x.conv, body))
