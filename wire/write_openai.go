@@ -104,16 +104,20 @@ func writeChat(a *answer, o WriteOptions) Written {
 // its argument fragments, the finish chunk with an empty delta, the usage
 // chunk when asked for, and "data: [DONE]".
 func chatStream(a *answer, o WriteOptions) []Event {
-	var evs []Event
+	// Every event is laid out in one buffer, each "data: " document
+	// "\n\n"; the events are cut from it once it is whole.
+	w := &jsonw{b: make([]byte, 0, 1024)}
+	var ends []int
+	fp := fingerprint(a.Model)
 	emit := func(delta func(w *jsonw), finish string, usage bool) {
-		w := &jsonw{}
+		w.b = append(w.b, "data: "...)
 		w.Obj().
 			K("id").Str(a.ID).
 			K("object").Str("chat.completion.chunk").
 			K("created").Int(a.created()).
 			K("model").Str(a.Model).
 			K("service_tier").Str("default").
-			K("system_fingerprint").Str(fingerprint(a.Model)).
+			K("system_fingerprint").Str(fp).
 			K("choices").Arr()
 		if !usage {
 			w.Obj().K("index").Int(0).K("delta").Obj()
@@ -132,7 +136,9 @@ func chatStream(a *answer, o WriteOptions) []Event {
 		if o.Obfuscation {
 			w.K("obfuscation").Str(a.rnd.alnum(a.rnd.between(3, 15)))
 		}
-		evs = append(evs, sseData(w.End().Bytes()))
+		w.End()
+		w.b = append(w.b, "\n\n"...)
+		ends = append(ends, len(w.b))
 	}
 	callHeader := func(w *jsonw, i int) {
 		c := a.calls[i]
@@ -173,7 +179,22 @@ func chatStream(a *answer, o WriteOptions) []Event {
 	if o.IncludeUsage {
 		emit(nil, "", true)
 	}
-	return append(evs, Event{Raw: []byte("data: [DONE]\n\n"), Data: []byte("[DONE]")})
+	w.b = append(w.b, "data: [DONE]\n\n"...)
+	ends = append(ends, len(w.b))
+	return sseDataEvents(w.b, ends)
+}
+
+// sseDataEvents cuts data-only SSE events from buf, each ending at its
+// offset in ends and starting where the one before ended.
+func sseDataEvents(buf []byte, ends []int) []Event {
+	evs := make([]Event, len(ends))
+	start := 0
+	for i, end := range ends {
+		raw := buf[start:end:end]
+		evs[i] = Event{Raw: raw, Data: raw[len("data: ") : len(raw)-2 : len(raw)-2]}
+		start = end
+	}
+	return evs
 }
 
 // sseData frames a data-only SSE event as OpenAI chat does.
