@@ -124,6 +124,27 @@ type Written struct {
 	// after any of them, as a provider that breaks mid-stream does. Name is
 	// the SSE event name and Data the event's JSON document.
 	Events []Event
+	// joined, when set, is the buffer the writer laid Events out in, side
+	// by side (see JoinedPrefix).
+	joined []byte
+}
+
+// JoinedPrefix returns the Raw of the first n events as one slice, without
+// copying, when the writer laid them out side by side in one buffer and
+// they are still those; ok is false otherwise (the caller joins them). The
+// slice must not be changed.
+func (w Written) JoinedPrefix(n int) (b []byte, ok bool) {
+	if w.joined == nil || n < 0 || n > len(w.Events) {
+		return nil, false
+	}
+	end := 0
+	for _, e := range w.Events[:n] {
+		if len(e.Raw) == 0 || end+len(e.Raw) > len(w.joined) || &w.joined[end] != &e.Raw[0] {
+			return nil, false
+		}
+		end += len(e.Raw)
+	}
+	return w.joined[:end:end], true
 }
 
 // Streamed reports whether w is a stream of events.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 )
 
 // OpenAI content types, as the API sends them.
@@ -60,7 +61,8 @@ func chatUsage(w *jsonw, a *answer) {
 // chat.completion.chunk events ending in "data: [DONE]".
 func writeChat(a *answer, o WriteOptions) Written {
 	if o.Stream {
-		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: chatStream(a, o)}
+		evs, joined := chatStream(a, o)
+		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined}
 	}
 	w := &jsonw{}
 	w.Obj().
@@ -103,7 +105,7 @@ func writeChat(a *answer, o WriteOptions) Written {
 // content pieces, per call a chunk with its index, id and name and then
 // its argument fragments, the finish chunk with an empty delta, the usage
 // chunk when asked for, and "data: [DONE]".
-func chatStream(a *answer, o WriteOptions) []Event {
+func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	// Every event is laid out in one buffer, each "data: " document
 	// "\n\n"; the events are cut from it once it is whole.
 	w := &jsonw{b: make([]byte, 0, 1024)}
@@ -138,6 +140,11 @@ func chatStream(a *answer, o WriteOptions) []Event {
 		}
 		w.End()
 		w.b = append(w.b, "\n\n"...)
+		if len(ends) == 0 {
+			// The events are about as long as the first: room for them
+			// all, so that the buffer grows once.
+			w.b = slices.Grow(w.b, (len(w.b)+32)*(2+len(a.thinkPieces)+len(a.textPieces)+2*len(a.calls)))
+		}
 		ends = append(ends, len(w.b))
 	}
 	callHeader := func(w *jsonw, i int) {
@@ -181,7 +188,7 @@ func chatStream(a *answer, o WriteOptions) []Event {
 	}
 	w.b = append(w.b, "data: [DONE]\n\n"...)
 	ends = append(ends, len(w.b))
-	return sseDataEvents(w.b, ends)
+	return sseDataEvents(w.b, ends), w.b
 }
 
 // sseDataEvents cuts data-only SSE events from buf, each ending at its
