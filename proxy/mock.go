@@ -433,7 +433,8 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	if cut {
 		events = events[:p.CutAfter]
 	}
-	if !m.stream(ctx, w, written.Status, events, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
+	joined, _ := written.JoinedPrefix(len(events))
+	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
 		m.commit(x, p, written.Status, false)
 		return
 	}
@@ -449,8 +450,9 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 // last is called just before the final write. Paced (scripted, with an
 // interval), it writes each event with a flush after it, interval apart.
 // Otherwise every event is ready at once: they go out joined, the same
-// bytes, in one write and one flush.
-func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, scripted bool, interval time.Duration, last func()) bool {
+// bytes, in one write and one flush, from joined when the writer laid
+// them out so (nil: joined here).
+func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, last func()) bool {
 	if len(events) == 0 {
 		last()
 	}
@@ -460,7 +462,7 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	}
 	rc := http.NewResponseController(w)
 	if !scripted || interval <= 0 {
-		return m.writeJoined(ctx, w, rc, events, last)
+		return m.writeJoined(ctx, w, rc, events, joined, last)
 	}
 	for n, e := range events {
 		if n > 0 && !sleep(ctx, interval) || contextDone(ctx) {
@@ -480,11 +482,19 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 }
 
 // writeJoined writes the Raw of events, at least one, in one write and
-// one flush, in a buffer from m.streams; last is called just before the
-// write.
-func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, last func()) bool {
+// one flush: joined, when the writer laid them out so, else joined in a
+// buffer from m.streams; last is called just before the write.
+func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, last func()) bool {
 	if contextDone(ctx) {
 		return false
+	}
+	if joined != nil {
+		last()
+		_, err := w.Write(joined)
+		if err == nil {
+			err = rc.Flush()
+		}
+		return err == nil
 	}
 	bp, _ := m.streams.Get().(*[]byte)
 	if bp == nil {
