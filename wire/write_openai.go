@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 )
 
 // OpenAI content types, as the API sends them.
@@ -110,25 +111,27 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	// "\n\n"; the events are cut from it once it is whole.
 	w := &jsonw{b: make([]byte, 0, 1024)}
 	var ends []int
-	fp := fingerprint(a.Model)
+	// Every chunk opens with the same members, laid out once.
+	head := append([]byte(`data: {"id":`), quote(a.ID)...)
+	head = append(head, `,"object":"chat.completion.chunk","created":`...)
+	head = strconv.AppendInt(head, a.created(), 10)
+	head = append(head, `,"model":`...)
+	head = appendString(head, a.Model)
+	head = append(head, `,"service_tier":"default","system_fingerprint":`...)
+	head = appendString(head, fingerprint(a.Model))
+	head = append(head, `,"choices":[`...)
 	emit := func(delta func(w *jsonw), finish string, usage bool) {
-		w.b = append(w.b, "data: "...)
-		w.Obj().
-			K("id").Str(a.ID).
-			K("object").Str("chat.completion.chunk").
-			K("created").Int(a.created()).
-			K("model").Str(a.Model).
-			K("service_tier").Str("default").
-			K("system_fingerprint").Str(fp).
-			K("choices").Arr()
+		w.b = append(w.b, head...)
 		if !usage {
-			w.Obj().K("index").Int(0).K("delta").Obj()
-			delta(w)
-			w.End().K("logprobs").Null().K("finish_reason").StrOrNull(finish).End()
+			w.b = append(w.b, `{"index":0,"delta":{`...)
+			w.members(delta)
+			w.b = append(w.b, `,"logprobs":null,"finish_reason":`...)
+			w.StrOrNull(finish)
+			w.b = append(w.b, '}')
 		}
-		w.End()
+		w.b = append(w.b, ']')
 		if o.IncludeUsage {
-			w.K("usage")
+			w.b = append(w.b, `,"usage":`...)
 			if usage {
 				chatUsage(w, a)
 			} else {
@@ -136,9 +139,10 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 			}
 		}
 		if o.Obfuscation {
-			w.K("obfuscation").Str(a.rnd.alnum(a.rnd.between(3, 15)))
+			w.b = append(w.b, `,"obfuscation":`...)
+			w.Str(a.rnd.alnum(a.rnd.between(3, 15)))
 		}
-		w.End()
+		w.b = append(w.b, '}')
 		w.b = append(w.b, "\n\n"...)
 		if len(ends) == 0 {
 			// The events are about as long as the first: room for them
