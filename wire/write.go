@@ -383,6 +383,7 @@ func tokens(s string) []string {
 type prng struct {
 	seed []byte
 	n    uint64
+	buf  [sha256.Size + 8]byte // seed and counter, hashed for a block
 }
 
 // newPRNG seeds a stream from everything the answer says.
@@ -409,7 +410,12 @@ func newPRNG(kind Kind, a Answer) *prng {
 }
 
 func (r *prng) block() [32]byte {
-	buf := make([]byte, len(r.seed)+8)
+	var buf []byte
+	if len(r.seed) == sha256.Size {
+		buf = r.buf[:]
+	} else {
+		buf = make([]byte, len(r.seed)+8)
+	}
 	copy(buf, r.seed)
 	binary.BigEndian.PutUint64(buf[len(r.seed):], r.n)
 	r.n++
@@ -425,18 +431,20 @@ func (r *prng) between(lo, hi int) int {
 const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // alnum returns n letters and digits.
-func (r *prng) alnum(n int) string {
-	out := make([]byte, 0, n)
-	for len(out) < n {
+func (r *prng) alnum(n int) string { return string(r.appendAlnum(make([]byte, 0, n), n)) }
+
+// appendAlnum appends n letters and digits to dst (what alnum returns).
+func (r *prng) appendAlnum(dst []byte, n int) []byte {
+	for end := len(dst) + n; len(dst) < end; {
 		b := r.block()
 		for _, c := range b {
-			if len(out) == n {
+			if len(dst) == end {
 				break
 			}
-			out = append(out, alnum[int(c)%len(alnum)])
+			dst = append(dst, alnum[int(c)%len(alnum)])
 		}
 	}
-	return string(out)
+	return dst
 }
 
 // base64 returns n pseudo-random bytes in standard base64, like Gemini's

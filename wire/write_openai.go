@@ -139,8 +139,8 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 			}
 		}
 		if o.Obfuscation {
-			w.b = append(w.b, `,"obfuscation":`...)
-			w.Str(a.rnd.alnum(a.rnd.between(3, 15)))
+			w.b = append(w.b, `,"obfuscation":"`...) // letters and digits need no escape
+			w.b = append(a.rnd.appendAlnum(w.b, a.rnd.between(3, 15)), '"')
 		}
 		w.b = append(w.b, '}')
 		w.b = append(w.b, "\n\n"...)
