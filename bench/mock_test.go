@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -55,5 +56,31 @@ func TestChatSummary(t *testing.T) {
 	}
 	if _, err := chatSummary([]byte("{"), false); err == nil {
 		t.Error("a broken answer was read")
+	}
+}
+
+// The report's target of mock against aimock: met only above 1×, skipped
+// (not failed) when aimock did not run or answered otherwise.
+func TestMockPeerTarget(t *testing.T) {
+	r := &report{mock: []replayRow{
+		{Payload: payloadMockJSON, Conns: 1, Server: nameAimock, t: &tally{}, VsReplay: 1.2},
+		{Payload: payloadMockJSON, Conns: 64, Server: nameAimock, t: &tally{}, VsReplay: 0.8},
+		{Payload: payloadMockSSE, Conns: 1, Server: nameAimock, Failed: "answers otherwise: x"},
+	}}
+	for _, c := range []struct {
+		payload        string
+		conns          int
+		met, skipped   bool
+		measuredPrefix string
+	}{
+		{payloadMockJSON, 1, true, false, "1.20×"},
+		{payloadMockJSON, 64, false, false, "0.80×"},
+		{payloadMockSSE, 1, false, true, "answers otherwise"},
+		{payloadMockSSE, 64, false, true, "not run"},
+	} {
+		got := r.mockPeerTarget(c.payload, c.conns, nameAimock)
+		if got.met != c.met || got.skipped != c.skipped || !strings.HasPrefix(got.measured, c.measuredPrefix) {
+			t.Errorf("%s ×%d: %+v, want met %v, skipped %v, measured %q…", c.payload, c.conns, got, c.met, c.skipped, c.measuredPrefix)
+		}
 	}
 }
