@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,10 +62,10 @@ type load struct {
 	// want returns the answer the n-th request must get, byte for byte: any
 	// other answer counts as an error, not as a served request.
 	want func(n int) []byte
-	// mask, when set, is cut out of each answer before it is compared with
-	// want(n), which has it cut out already: the parts that differ from
-	// answer to answer.
-	mask *regexp.Regexp
+	// mask, when set, appends to dst an answer with the parts that differ
+	// from answer to answer cut out, before it is compared with want(n),
+	// which has them cut out already.
+	mask func(dst, answer []byte) []byte
 	// conversation, when set, is called by each worker at the start of
 	// each run; the headers it returns go on every request of that worker,
 	// and n, in body and want, counts that worker's requests in the run
@@ -165,6 +164,7 @@ func (l load) run(c *http.Client, base string, t *tally) {
 			errs, alts := 0, 0
 			var firstErr error
 			var buf bytes.Buffer
+			var masked []byte
 			for mine := 0; time.Now().Before(deadline); mine++ {
 				n := int(next.Add(1)) - 1
 				if n >= l.max {
@@ -182,7 +182,8 @@ func (l load) run(c *http.Client, base string, t *tally) {
 					if err == nil {
 						got := buf.Bytes()
 						if l.mask != nil {
-							got = l.mask.ReplaceAll(got, nil)
+							masked = l.mask(masked[:0], got)
+							got = masked
 						}
 						err = check(resp.StatusCode, got, l.want(n))
 						if err != nil && l.alt != nil && l.alt(resp.StatusCode, got) == nil {

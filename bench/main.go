@@ -184,7 +184,8 @@ func run(p plan, out, only string) error {
 		}
 	}
 	if want["mock"] {
-		if rep.mock, err = mockScenario(p, dir); err != nil {
+		ps := installPeers(p, map[string]bool{"aimock": p.peers["aimock"]})
+		if rep.mock, err = mockScenario(p, dir, ps); err != nil {
 			return fmt.Errorf("mock: %w", err)
 		}
 	}

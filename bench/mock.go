@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -46,7 +48,75 @@ steps:
 // answerID is what differs between two answers of mock to the same request:
 // response ids count the conversation's answers (chatcmpl-weather-1, -3, …)
 // and the stream padding follows the id. Everything else repeats.
-var answerID = regexp.MustCompile(`weather-[0-9]+|"obfuscation":"[^"]*"`)
+// maskAnswerID cuts it (as answerID.ReplaceAll would) and is what the load
+// uses: the regexp takes milliseconds over a 200-event stream, which would
+// make the load generator the bottleneck.
+var answerID = regexp.MustCompile(`(weather|text)-[0-9]+|"obfuscation":"[^"]*"`)
+
+// maskAnswerID appends b to dst with what answerID matches cut out.
+func maskAnswerID(dst, b []byte) []byte {
+	markers := [...][]byte{[]byte("weather-"), []byte("text-"), []byte(`"obfuscation":"`)}
+	var next [len(markers)]int // where each marker is next found at or after i; -1: nowhere
+	for k := range next {
+		next[k] = -2 // not looked for yet
+	}
+	for i := 0; i < len(b); {
+		first := -1
+		for k, m := range markers {
+			if next[k] == -2 || next[k] >= 0 && next[k] < i {
+				next[k] = -1
+				if j := bytes.Index(b[i:], m); j >= 0 {
+					next[k] = i + j
+				}
+			}
+			if next[k] >= 0 && (first < 0 || next[k] < next[first]) {
+				first = k
+			}
+		}
+		if first < 0 {
+			return append(dst, b[i:]...)
+		}
+		at, end := next[first], next[first]+len(markers[first])
+		if first < 2 { // digits, at least one
+			for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+				end++
+			}
+			if end == at+len(markers[first]) {
+				dst = append(dst, b[i:at+1]...)
+				i = at + 1
+				continue
+			}
+		} else {
+			q := bytes.IndexByte(b[end:], '"')
+			if q < 0 {
+				return append(dst, b[i:]...)
+			}
+			end += q + 1
+		}
+		dst = append(dst, b[i:at]...)
+		i = end
+	}
+	return dst
+}
+
+// textScenario answers the replay cases' question (requestBody(0, …)) with
+// the text of their 2 KB answers: the JSON answer's text when it does not
+// stream, the stream's in pieces of sseChunk characters when it does (so
+// that mock writes as many events as aimock and the replayed stream). Each
+// step is an entry step and ends the conversation, which then restarts.
+func textScenario() []byte {
+	step := func(id string, stream bool, text string) map[string]any {
+		respond := map[string]any{"text": text}
+		if stream {
+			respond["stream"] = map[string]any{"chunk": sseChunk}
+		}
+		return map[string]any{"id": id, "start": true, "complete": true,
+			"when": map[string]any{"latest-user": map[string]any{"contains": userText(0, stream)}}, "respond": respond}
+	}
+	b, _ := json.Marshal(map[string]any{"version": 1, "name": "text", "model": "gpt-4o-mini", "on-exhausted": "restart",
+		"steps": []any{step("plain", false, jsonContent(chatAnswerID)), step("streamed", true, sseContent())}})
+	return b
+}
 
 // weatherRound is the two requests of the round, streamed or not.
 func weatherRound(stream bool) [][]byte {
@@ -60,19 +130,24 @@ func weatherRound(stream bool) [][]byte {
 	return [][]byte{[]byte(ask), []byte(answer)}
 }
 
-// newMockHandler is llmproxy mock serving the weather scenario, as the
-// command builds it: scripted pace (the scenario has no delays), no
-// upstream, logging to logger (nil: nowhere).
+// newMockHandler is llmproxy mock serving the weather and the text
+// scenarios, as the command builds it: scripted pace (the scenarios have
+// no delays), no upstream, logging to logger (nil: nowhere). A request
+// names its scenario in proxy.ScenarioHeader.
 func newMockHandler(logger *slog.Logger) (*proxy.Server, error) {
-	s, err := scenario.Parse("weather.yaml", []byte(weatherScenario))
-	if err != nil {
-		return nil, err
+	engines := map[string]*scenario.Engine{}
+	for name, src := range map[string][]byte{"weather.yaml": []byte(weatherScenario), "text.json": textScenario()} {
+		s, err := scenario.Parse(name, src)
+		if err != nil {
+			return nil, err
+		}
+		e, err := scenario.NewEngine(s)
+		if err != nil {
+			return nil, err
+		}
+		engines[e.Name()] = e
 	}
-	e, err := scenario.NewEngine(s)
-	if err != nil {
-		return nil, err
-	}
-	return proxy.New(proxy.Config{Mode: proxy.ModeMock, Pace: proxy.PaceScripted, Scenarios: map[string]*scenario.Engine{"weather": e},
+	return proxy.New(proxy.Config{Mode: proxy.ModeMock, Pace: proxy.PaceScripted, Scenarios: engines,
 		Transport: refuse{}, Logger: logger, Version: "bench"})
 }
 
@@ -82,17 +157,19 @@ type mockAnswer struct {
 	body   []byte
 }
 
-// playMock sends the round's requests to h in process, in one conversation,
-// and returns its answers; an answer other than 200 is an error.
-func playMock(h http.Handler, round [][]byte) ([]mockAnswer, error) {
+// playMock sends the round's requests to h in process, in one conversation
+// of the named scenario, and returns its answers; an answer other than 200
+// is an error.
+func playMock(h http.Handler, scenarioName string, round [][]byte) ([]mockAnswer, error) {
 	out := make([]mockAnswer, len(round))
 	for i, body := range round {
 		r := httptest.NewRequest(http.MethodPost, chatPath, bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set(proxy.ScenarioHeader, scenarioName)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK {
-			return nil, fmt.Errorf("weather round, request %d: status %d: %s", i+1, w.Code, w.Body)
+			return nil, fmt.Errorf("scenario %s, request %d: status %d: %s", scenarioName, i+1, w.Code, w.Body)
 		}
 		b, _ := io.ReadAll(w.Body)
 		out[i] = mockAnswer{header: w.Header(), body: b}
@@ -100,44 +177,75 @@ func playMock(h http.Handler, round [][]byte) ([]mockAnswer, error) {
 	return out, nil
 }
 
-// mockRounds is mock's answers to the weather round, JSON and streamed,
-// each played in a fresh handler so that its ids are the first
-// conversation's.
-func mockRounds() (json, sse []mockAnswer, err error) {
-	for _, r := range []struct {
-		stream bool
-		dst    *[]mockAnswer
-	}{{false, &json}, {true, &sse}} {
+// mockCase is one payload of the mock scenario: a scenario's round,
+// streamed or not.
+type mockCase struct {
+	payload, scenario string
+	stream            bool
+	round             [][]byte
+}
+
+// mockCases are the weather round (a scripted tool call, then the answer
+// to its result) and the 2 KB text (one question, the replay cases'),
+// JSON and SSE.
+func mockCases() []mockCase {
+	return []mockCase{
+		{payloadMockJSON, "weather", false, weatherRound(false)},
+		{payloadMockSSE, "weather", true, weatherRound(true)},
+		{payloadMockTextJSON, "text", false, [][]byte{requestBody(0, false)}},
+		{payloadMockTextSSE, "text", true, [][]byte{requestBody(0, true)}},
+	}
+}
+
+// mockRounds is mock's answers to each case's round, by payload, each
+// played in a fresh handler so that its ids are the first conversation's.
+func mockRounds() (map[string][]mockAnswer, error) {
+	out := map[string][]mockAnswer{}
+	for _, c := range mockCases() {
 		h, err := newMockHandler(nil)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		*r.dst, err = playMock(h, weatherRound(r.stream))
+		out[c.payload], err = playMock(h, c.scenario, c.round)
 		h.Close()
 		if err != nil {
-			return nil, nil, err
+			return nil, fmt.Errorf("%s: %w", c.payload, err)
 		}
 	}
-	return json, sse, nil
+	return out, nil
 }
 
 // mockBare is the bare handler of the mock scenario: it serves the bytes
-// mock wrote for the weather round, with mock's headers, choosing the
-// answer by the request alone (streamed or not, tool result or not), doing
-// the least a net/http handler can: the headers are copied by their
-// slices, and a body, JSON or the whole stream, is one Write, followed by
-// one flush for a stream (the scenario paces nothing, so every event is
-// ready at once).
+// mock wrote for each case, with mock's headers, choosing the answer by
+// the request alone (the text's question or the weather's, streamed or
+// not, tool result or not), doing the least a net/http handler can: the
+// headers are copied by their slices, and a body, JSON or the whole
+// stream, is one Write, followed by one flush for a stream (the scenarios
+// pace nothing, so every event is ready at once).
 type mockBare struct {
-	json, sse []mockAnswer
-	bodies    *sync.Pool // request body buffers
+	rounds [2][2][]mockAnswer // by text or weather, then streamed or not
+	bodies *sync.Pool         // request body buffers
 }
 
-func newMockBare(json, sse []mockAnswer) mockBare {
-	return mockBare{json: json, sse: sse, bodies: &sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+func newMockBare(rounds map[string][]mockAnswer) mockBare {
+	m := mockBare{bodies: &sync.Pool{New: func() any { return new(bytes.Buffer) }}}
+	for _, c := range mockCases() {
+		m.rounds[b2i(c.scenario == "text")][b2i(c.stream)] = rounds[c.payload]
+	}
+	return m
 }
 
-var toolResult = []byte(`"tool_call_id"`)
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var (
+	toolResult   = []byte(`"tool_call_id"`)
+	textQuestion = []byte("Question 0")
+)
 
 func (m mockBare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body := m.bodies.Get().(*bytes.Buffer)
@@ -148,12 +256,9 @@ func (m mockBare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stream := bytes.Contains(body.Bytes(), streamFlag)
-	round := m.json
-	if stream {
-		round = m.sse
-	}
+	round := m.rounds[b2i(bytes.Contains(body.Bytes(), textQuestion))][b2i(stream)]
 	a := round[0]
-	if bytes.Contains(body.Bytes(), toolResult) {
+	if len(round) > 1 && bytes.Contains(body.Bytes(), toolResult) {
 		a = round[1]
 	}
 	h := w.Header()
@@ -177,11 +282,11 @@ func mockHandlerFor(kind string) (http.Handler, func(), error) {
 		}
 		return p, func() { p.Close() }, nil
 	}
-	json, sse, err := mockRounds()
+	rounds, err := mockRounds()
 	if err != nil {
 		return nil, nil, err
 	}
-	return newMockBare(json, sse), func() {}, nil
+	return newMockBare(rounds), func() {}, nil
 }
 
 // conversations names a fresh conversation on each call: a load gives each
@@ -197,18 +302,26 @@ func conversations() func() http.Header {
 
 // The payloads and servers of the mock scenario.
 const (
-	payloadMockJSON = "weather round, JSON"
-	payloadMockSSE  = "weather round, SSE"
-	nameMockBare    = "limit: bare net/http handler serving mock's bytes"
-	nameMock        = "llmproxy mock"
+	payloadMockJSON     = "weather round, JSON"
+	payloadMockSSE      = "weather round, SSE"
+	payloadMockTextJSON = "2 KB text, JSON"
+	payloadMockTextSSE  = "2 KB text, SSE (200 events)"
+	nameMockBare        = "limit: bare net/http handler serving mock's bytes"
+	nameMock            = "llmproxy mock"
 )
 
-// mockScenario measures llmproxy mock serving the weather round across
-// real connections against a bare handler serving the bytes mock wrote,
-// interleaved round by round as the replay cases are. Each worker of each
-// run plays the round, ask then answer, again and again in a conversation
-// of its own; every answer is checked with the ids masked.
-func mockScenario(p plan, dir string) ([]replayRow, error) {
+// mockPayloads are the payloads of the mock scenario, in order.
+var mockPayloads = []string{payloadMockJSON, payloadMockSSE, payloadMockTextJSON, payloadMockTextSSE}
+
+// mockScenario measures llmproxy mock serving each case across real
+// connections against a bare handler serving the bytes mock wrote and
+// against aimock (when installed) serving the same answers from its
+// fixtures, interleaved round by round as the replay cases are. Each
+// worker of each run plays the round again and again in a conversation of
+// its own; every answer is checked: mock's byte for byte with the ids
+// masked, aimock's byte for byte against its first answers, whose text,
+// tool calls and finish reason were checked equal to mock's.
+func mockScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 	var children []*child
 	defer func() {
 		for _, c := range children {
@@ -224,7 +337,11 @@ func mockScenario(p plan, dir string) ([]replayRow, error) {
 		children = append(children, c)
 		servers = append(servers, server{name: s.name, base: c.URL, client: newClient, proc: c, warm: p.warm})
 	}
-	json, sse, err := mockRounds()
+	aimock, notRun := startMockAimock(p, dir, ps)
+	if aimock != nil {
+		children = append(children, aimock.proc)
+	}
+	rounds, err := mockRounds()
 	if err != nil {
 		return nil, err
 	}
@@ -232,26 +349,35 @@ func mockScenario(p plan, dir string) ([]replayRow, error) {
 	// left mid-round is never met again.
 	conv := conversations()
 	var rows []replayRow
-	for _, cs := range []struct {
-		payload string
-		stream  bool
-		answers []mockAnswer
-	}{
-		{payloadMockJSON, false, json},
-		{payloadMockSSE, true, sse},
-	} {
-		round := weatherRound(cs.stream)
-		want := make([][]byte, len(cs.answers))
-		for i, a := range cs.answers {
+	for _, cs := range mockCases() {
+		answers := rounds[cs.payload]
+		want := make([][]byte, len(answers))
+		for i, a := range answers {
 			want[i] = answerID.ReplaceAll(a.body, nil)
 		}
-		l := load{max: p.maxRequests, mask: answerID, conversation: conv,
-			body: func(n int) []byte { return round[n%len(round)] },
+		l := load{max: p.maxRequests, mask: maskAnswerID,
+			conversation: func() http.Header {
+				h := conv()
+				h[proxy.ScenarioHeader] = []string{cs.scenario}
+				return h
+			},
+			body: func(n int) []byte { return cs.round[n%len(cs.round)] },
 			want: func(n int) []byte { return want[n%len(want)] }}
-		// Both servers play two rounds right before they are timed.
-		for _, s := range servers {
-			check := l
-			check.conns, check.dur, check.max = 1, time.Hour, 2*len(round)
+		live := servers
+		var failed []replayRow
+		if aimock != nil {
+			s, err := aimockServes(*aimock, l, cs, answers)
+			if err != nil {
+				failed = append(failed, replayRow{Server: nameAimock, Failed: "answers otherwise: " + err.Error()})
+				p.logf("mock: %s: %v", cs.payload, err)
+			} else {
+				live = append(slices.Clone(servers), s)
+			}
+		}
+		// Every server plays two rounds right before they are timed.
+		for _, s := range live {
+			check := s.loadFor(l)
+			check.conns, check.dur, check.max = 1, time.Hour, 2*len(cs.round)
 			t, c := &tally{}, s.client(1)
 			check.run(c, s.base, t)
 			c.CloseIdleConnections()
@@ -261,11 +387,15 @@ func mockScenario(p plan, dir string) ([]replayRow, error) {
 		}
 		for _, conns := range []int{1, 64} {
 			l.conns = conns
-			got, err := replayCase(p, servers, l, cs.payload, cs.stream, nameMock)
+			got, err := replayCase(p, live, l, cs.payload, cs.stream, nameMock)
 			if err != nil {
 				return nil, err
 			}
 			rows = append(rows, got...)
+			for _, r := range slices.Concat(failed, notRun) {
+				r.Payload, r.Conns = cs.payload, conns
+				rows = append(rows, r)
+			}
 		}
 	}
 	return rows, nil

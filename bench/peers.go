@@ -208,28 +208,53 @@ func startPeer(name, dir string, port int, readyURL string, argv ...string) (*ch
 // the streamed one (aimock splits it into chunks of --chunk-size
 // characters, one event each).
 func startAimock(npm, dir string, port int) (*child, error) {
-	type response struct {
-		Content           string         `json:"content"`
-		ID                string         `json:"id"`
-		Created           int64          `json:"created"`
-		Model             string         `json:"model"`
-		Usage             map[string]int `json:"usage,omitempty"`
-		FinishReason      string         `json:"finishReason"`
-		SystemFingerprint string         `json:"systemFingerprint"`
-	}
+	return runAimock(npm, dir, port, aimockTextFixtures())
+}
+
+// aimockResponse is the response of an aimock fixture, its envelope that
+// of the bench's answers.
+type aimockResponse struct {
+	Content           string           `json:"content,omitempty"`
+	ToolCalls         []aimockToolCall `json:"toolCalls,omitempty"`
+	ID                string           `json:"id"`
+	Created           int64            `json:"created"`
+	Model             string           `json:"model"`
+	Usage             map[string]int   `json:"usage,omitempty"`
+	FinishReason      string           `json:"finishReason"`
+	SystemFingerprint string           `json:"systemFingerprint"`
+}
+
+// aimockToolCall is a tool call of an aimock fixture.
+type aimockToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// aimockEnvelope is a fixture response with the bench's answer envelope.
+func aimockEnvelope(finish string) aimockResponse {
 	created, _ := strconv.ParseInt(answerCreatedText, 10, 64)
+	return aimockResponse{ID: chatAnswerID, Created: created, Model: answerModel, FinishReason: finish, SystemFingerprint: answerFingerprint}
+}
+
+// aimockTextFixtures are the fixtures of the 2 KB answers, matched by the
+// user's question.
+func aimockTextFixtures() []any {
 	fixture := func(stream bool, content string, usage map[string]int) map[string]any {
-		return map[string]any{
-			"match": map[string]string{"userMessage": userText(0, stream)},
-			"response": response{Content: content, ID: chatAnswerID, Created: created, Model: answerModel, Usage: usage,
-				FinishReason: "stop", SystemFingerprint: answerFingerprint},
-		}
+		r := aimockEnvelope("stop")
+		r.Content, r.Usage = content, usage
+		return map[string]any{"match": map[string]string{"userMessage": userText(0, stream)}, "response": r}
 	}
-	fx := map[string]any{"fixtures": []any{
+	return []any{
 		fixture(false, jsonContent(chatAnswerID), map[string]int{"prompt_tokens": 92, "completion_tokens": 417, "total_tokens": 509}),
 		fixture(true, sseContent(), nil),
-	}}
-	b, err := json.Marshal(fx)
+	}
+}
+
+// runAimock writes fixtures into a fixture file in dir and starts aimock
+// on port serving them.
+func runAimock(npm, dir string, port int, fixtures []any) (*child, error) {
+	b, err := json.Marshal(map[string]any{"fixtures": fixtures})
 	if err != nil {
 		return nil, err
 	}

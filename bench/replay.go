@@ -45,6 +45,17 @@ type server struct {
 	// alt, when set, is the other answer the server may give besides the
 	// recorded one (the fault it injects): see load.alt.
 	alt func(status int, got []byte) error
+	// adjust, when set, makes a case's load this server's own (the
+	// answers it must give, when they are its own bytes).
+	adjust func(load) load
+}
+
+// loadFor is l as s runs it.
+func (s server) loadFor(l load) load {
+	if s.adjust != nil {
+		return s.adjust(l)
+	}
+	return l
 }
 
 // pause and resume stop and continue the server's process, if it has one.
@@ -284,7 +295,7 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool, s
 	}()
 	for k, s := range servers {
 		tallies[k], clients[k] = &tally{}, s.client(l.conns)
-		warm := l
+		warm := s.loadFor(l)
 		warm.dur = s.warm
 		warm.alt = s.alt
 		s.resume()
@@ -295,7 +306,7 @@ func replayCase(p plan, servers []server, l load, payload string, stream bool, s
 	for range p.rounds {
 		for k, s := range servers {
 			s.resume()
-			err := s.measure(l, clients[k], tallies[k])
+			err := s.measure(s.loadFor(l), clients[k], tallies[k])
 			s.pause()
 			if err != nil {
 				return nil, err

@@ -107,7 +107,7 @@ func (r *report) targets() []target {
 			ts = append(ts, target{what: what, measured: fmt.Sprintf("%.2f×", row.VsReplay), met: row.VsReplay >= 2.5})
 		}
 	}
-	for _, payload := range []string{payloadMockJSON, payloadMockSSE} {
+	for _, payload := range mockPayloads {
 		for _, conns := range []int{1, 64} {
 			what := fmt.Sprintf("mock, %s, %d connection(s): ≥ 0.85× the bare handler serving its bytes", payload, conns)
 			if row := r.mockRow(payload, conns, nameMockBare); row == nil || row.t == nil {
@@ -115,6 +115,7 @@ func (r *report) targets() []target {
 			} else {
 				ts = append(ts, target{what: what, measured: fmt.Sprintf("%.2f×", row.VsReplay), met: row.VsReplay >= 0.85})
 			}
+			ts = append(ts, r.mockPeerTarget(payload, conns, nameAimock))
 		}
 	}
 	const (
@@ -176,6 +177,20 @@ func (r *report) replayRow(payload string, conns int, server string) *replayRow 
 	return nil
 }
 
+// mockPeerTarget is the target of mock against a peer in a mock case: more
+// answers per second, same run.
+func (r *report) mockPeerTarget(payload string, conns int, peer string) target {
+	what := fmt.Sprintf("mock, %s, %d connection(s): ahead of %s (> 1×), same run", payload, conns, strings.Fields(peer)[0])
+	switch row := r.mockRow(payload, conns, peer); {
+	case row == nil:
+		return target{what: what, measured: "not run", skipped: true}
+	case row.t == nil || row.Failed != "":
+		return target{what: what, measured: row.Failed, skipped: true}
+	default:
+		return target{what: what, measured: fmt.Sprintf("%.2f×", row.VsReplay), met: row.VsReplay > 1}
+	}
+}
+
 // mockRow is the row of a server in a mock case, nil when not run.
 func (r *report) mockRow(payload string, conns int, server string) *replayRow {
 	for i := range r.mock {
@@ -226,7 +241,7 @@ func (r *report) markdown() string {
 	w("cd bench && go run . -quick     # the same in about four minutes, noisier, scale up to 10 000\n")
 	w("cd bench && go run . -quick -only replay-json -peers aimock   # one case, one peer (no report written)\n")
 	w("cd bench && go run . -profile /tmp/prof -only replay   # CPU profiles of the llmproxy server processes\n")
-	w("cd bench && go run . -quick -only mock   # llmproxy mock against a bare handler (no report written)\n")
+	w("cd bench && go run . -quick -only mock   # llmproxy mock against a bare handler and aimock (no report written)\n")
 	w("cd bench && go run . -quick -only newpaths -peers none   # the paths of issues 24–28, their targets (no report written)\n")
 	w("cd bench && go vet ./... && go build ./...\n")
 	w("go test -run XXX -bench . -benchmem ./match/ ./wire/ ./store/   # micro-benchmarks, from the repository root\n")
@@ -685,17 +700,21 @@ func (r *report) mockSection(w func(string, ...any)) {
 		return
 	}
 	w("\n## Scenarios: `llmproxy mock` under load\n\n")
-	w("The weather round of docs/scenarios.md (a tool call, then the answer to the tool result), served by\n")
+	w("Two cases, each JSON and SSE: the weather round of docs/scenarios.md (a tool call, then the answer to the tool result) and the 2 KB text (the replay cases' question answered with their text, streamed in pieces of %d characters: 200 events). Each is served by\n", sseChunk)
 	w("`proxy` in mock mode as `llmproxy mock` builds it (default pace and log level, one process), against a\n")
 	w("bare `net/http` handler serving the very bytes and headers mock wrote for the round, chosen by the request\n")
 	w("alone, doing the least a handler can: header slices copied from a map built once, each body (an SSE\n")
 	w("answer's whole stream too: the round paces nothing) in one Write, a stream then flushed once. Each\n")
-	w("connection plays the round, ask then answer, again and again in a conversation of its own\n")
+	w("connection plays the round (the weather's ask then answer, the text's one question) again and again in a conversation of its own\n")
 	w("(`X-Llmproxy-Conversation`, a fresh one per connection and run), so 64 connections are 64 conversations\n")
 	w("in parallel. Every answer is checked\n")
 	w("byte for byte with the response ids and the stream padding masked (they count each conversation's\n")
-	w("answers). A request is one answer, half a round. Servers interleaved round by round, each alone in its\n")
+	w("answers). A request is one answer (half a weather round). Servers interleaved round by round, each alone in its\n")
 	w("turn, as in the replay cases; *llmproxy ÷ this* is mock's throughput over that server's. Mock's RSS\n")
-	w("includes the conversations of the runs before (an engine keeps each one it met). Target: ≥ 0.85× the bare handler, in the Targets table.\n\n")
-	caseTables(w, r.mock, []string{payloadMockJSON, payloadMockSSE}, nameMock, nameMockBare)
+	w("includes the conversations of the runs before (an engine keeps each one it met). aimock serves the same\n")
+	w("answers from its fixtures (the tool call matched by the question, the answer by `toolCallId`, the text by\n")
+	w("the question; the bench's id, created and fingerprint), checked once to say what mock's say (text, tool\n")
+	w("calls, finish reason) and then byte for byte against its own first answer. Targets: ≥ 0.85× the bare\n")
+	w("handler, and ahead of aimock, in the Targets table.\n\n")
+	caseTables(w, r.mock, mockPayloads, nameMock, nameMockBare)
 }

@@ -241,6 +241,10 @@ type mockExchange struct {
 	conv       string
 	eng        *scenario.Engine
 	stats      *sessionStats // the session's, when it answers
+	// parsed is the request as read, once it was; the entry summarises it
+	// instead of parsing logged again when redaction left the body as it
+	// was.
+	parsed *wire.Request
 }
 
 // entry is the log entry of the exchange, ending now.
@@ -253,10 +257,20 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	if x.kind.Scripted() {
+	switch {
+	case !x.kind.Scripted():
+	case x.parsed != nil && sameBytes(x.logged, x.body):
+		e.summarizeParsed(x.parsed)
+	default:
 		e.summarize(x.kind, x.route.path, x.logged)
 	}
 	return e
+}
+
+// sameBytes reports whether a and b are the same slice (redaction that
+// changed nothing returns its input).
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // serve answers a request, whose body was read, from the scenario it
@@ -300,6 +314,9 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 	if err != nil {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
 		return
+	}
+	if path == rt.path { // the log summarises the path without its query
+		x.parsed = &parsed
 	}
 	opts := wire.OptionsOf(kind, path, parsed, body)
 	done, err := m.take(r.Context(), eng.Name(), turnKey(x.conv, body))
@@ -381,8 +398,8 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		return
 	}
 	h := w.Header()
-	for k, vs := range written.Header {
-		h[k] = append([]string(nil), vs...)
+	for k, vs := range written.Header { // the writer's own, made for this answer
+		h[k] = vs
 	}
 	sandbox(h)
 	var settled func()
@@ -416,7 +433,8 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 	if cut {
 		events = events[:p.CutAfter]
 	}
-	if !m.stream(ctx, w, written.Status, events, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
+	joined, _ := written.JoinedPrefix(len(events))
+	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
 		m.commit(x, p, written.Status, false)
 		return
 	}
@@ -432,8 +450,9 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 // last is called just before the final write. Paced (scripted, with an
 // interval), it writes each event with a flush after it, interval apart.
 // Otherwise every event is ready at once: they go out joined, the same
-// bytes, in one write and one flush.
-func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, scripted bool, interval time.Duration, last func()) bool {
+// bytes, in one write and one flush, from joined when the writer laid
+// them out so (nil: joined here).
+func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, last func()) bool {
 	if len(events) == 0 {
 		last()
 	}
@@ -443,7 +462,7 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	}
 	rc := http.NewResponseController(w)
 	if !scripted || interval <= 0 {
-		return m.writeJoined(ctx, w, rc, events, last)
+		return m.writeJoined(ctx, w, rc, events, joined, last)
 	}
 	for n, e := range events {
 		if n > 0 && !sleep(ctx, interval) || contextDone(ctx) {
@@ -463,11 +482,19 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 }
 
 // writeJoined writes the Raw of events, at least one, in one write and
-// one flush, in a buffer from m.streams; last is called just before the
-// write.
-func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, last func()) bool {
+// one flush: joined, when the writer laid them out so, else joined in a
+// buffer from m.streams; last is called just before the write.
+func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, last func()) bool {
 	if contextDone(ctx) {
 		return false
+	}
+	if joined != nil {
+		last()
+		_, err := w.Write(joined)
+		if err == nil {
+			err = rc.Flush()
+		}
+		return err == nil
 	}
 	bp, _ := m.streams.Get().(*[]byte)
 	if bp == nil {

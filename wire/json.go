@@ -64,6 +64,16 @@ func parseDoc(b []byte) (gjson.Result, error) {
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(s); {
+		// A run of bytes that need no escape goes out in one copy.
+		if safeASCII[s[i]] {
+			j := i + 1
+			for j < len(s) && safeASCII[s[j]] {
+				j++
+			}
+			b = append(b, s[i:j]...)
+			i = j
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
@@ -98,6 +108,15 @@ func appendString(b []byte, s string) []byte {
 	}
 	return append(b, '"')
 }
+
+// safeASCII marks the bytes appendString copies as they are: printable
+// ASCII but '"' and '\\'.
+var safeASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // quote returns s as a JSON string token.
 func quote(s string) []byte { return appendString(nil, s) }

@@ -124,6 +124,27 @@ type Written struct {
 	// after any of them, as a provider that breaks mid-stream does. Name is
 	// the SSE event name and Data the event's JSON document.
 	Events []Event
+	// joined, when set, is the buffer the writer laid Events out in, side
+	// by side (see JoinedPrefix).
+	joined []byte
+}
+
+// JoinedPrefix returns the Raw of the first n events as one slice, without
+// copying, when the writer laid them out side by side in one buffer and
+// they are still those; ok is false otherwise (the caller joins them). The
+// slice must not be changed.
+func (w Written) JoinedPrefix(n int) (b []byte, ok bool) {
+	if w.joined == nil || n < 0 || n > len(w.Events) {
+		return nil, false
+	}
+	end := 0
+	for _, e := range w.Events[:n] {
+		if len(e.Raw) == 0 || end+len(e.Raw) > len(w.joined) || &w.joined[end] != &e.Raw[0] {
+			return nil, false
+		}
+		end += len(e.Raw)
+	}
+	return w.joined[:end:end], true
 }
 
 // Streamed reports whether w is a stream of events.
@@ -362,6 +383,7 @@ func tokens(s string) []string {
 type prng struct {
 	seed []byte
 	n    uint64
+	buf  [sha256.Size + 8]byte // seed and counter, hashed for a block
 }
 
 // newPRNG seeds a stream from everything the answer says.
@@ -388,7 +410,12 @@ func newPRNG(kind Kind, a Answer) *prng {
 }
 
 func (r *prng) block() [32]byte {
-	buf := make([]byte, len(r.seed)+8)
+	var buf []byte
+	if len(r.seed) == sha256.Size {
+		buf = r.buf[:]
+	} else {
+		buf = make([]byte, len(r.seed)+8)
+	}
 	copy(buf, r.seed)
 	binary.BigEndian.PutUint64(buf[len(r.seed):], r.n)
 	r.n++
@@ -404,18 +431,20 @@ func (r *prng) between(lo, hi int) int {
 const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
 // alnum returns n letters and digits.
-func (r *prng) alnum(n int) string {
-	out := make([]byte, 0, n)
-	for len(out) < n {
+func (r *prng) alnum(n int) string { return string(r.appendAlnum(make([]byte, 0, n), n)) }
+
+// appendAlnum appends n letters and digits to dst (what alnum returns).
+func (r *prng) appendAlnum(dst []byte, n int) []byte {
+	for end := len(dst) + n; len(dst) < end; {
 		b := r.block()
 		for _, c := range b {
-			if len(out) == n {
+			if len(dst) == end {
 				break
 			}
-			out = append(out, alnum[int(c)%len(alnum)])
+			dst = append(dst, alnum[int(c)%len(alnum)])
 		}
 	}
-	return string(out)
+	return dst
 }
 
 // base64 returns n pseudo-random bytes in standard base64, like Gemini's

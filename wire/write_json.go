@@ -48,6 +48,15 @@ func (w *jsonw) open(c, closer byte) *jsonw {
 	return w
 }
 
+// members writes, with fn, the members of an object whose '{' is already
+// written, and closes it.
+func (w *jsonw) members(fn func(w *jsonw)) {
+	w.closers = append(w.closers, '}')
+	w.started = append(w.started, false)
+	fn(w)
+	w.End()
+}
+
 // Obj opens an object.
 func (w *jsonw) Obj() *jsonw { return w.open('{', '}') }
 

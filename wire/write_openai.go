@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
+	"strconv"
 )
 
 // OpenAI content types, as the API sends them.
@@ -60,7 +62,8 @@ func chatUsage(w *jsonw, a *answer) {
 // chat.completion.chunk events ending in "data: [DONE]".
 func writeChat(a *answer, o WriteOptions) Written {
 	if o.Stream {
-		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: chatStream(a, o)}
+		evs, joined := chatStream(a, o)
+		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined}
 	}
 	w := &jsonw{}
 	w.Obj().
@@ -103,26 +106,32 @@ func writeChat(a *answer, o WriteOptions) Written {
 // content pieces, per call a chunk with its index, id and name and then
 // its argument fragments, the finish chunk with an empty delta, the usage
 // chunk when asked for, and "data: [DONE]".
-func chatStream(a *answer, o WriteOptions) []Event {
-	var evs []Event
+func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
+	// Every event is laid out in one buffer, each "data: " document
+	// "\n\n"; the events are cut from it once it is whole.
+	w := &jsonw{b: make([]byte, 0, 1024)}
+	var ends []int
+	// Every chunk opens with the same members, laid out once.
+	head := append([]byte(`data: {"id":`), quote(a.ID)...)
+	head = append(head, `,"object":"chat.completion.chunk","created":`...)
+	head = strconv.AppendInt(head, a.created(), 10)
+	head = append(head, `,"model":`...)
+	head = appendString(head, a.Model)
+	head = append(head, `,"service_tier":"default","system_fingerprint":`...)
+	head = appendString(head, fingerprint(a.Model))
+	head = append(head, `,"choices":[`...)
 	emit := func(delta func(w *jsonw), finish string, usage bool) {
-		w := &jsonw{}
-		w.Obj().
-			K("id").Str(a.ID).
-			K("object").Str("chat.completion.chunk").
-			K("created").Int(a.created()).
-			K("model").Str(a.Model).
-			K("service_tier").Str("default").
-			K("system_fingerprint").Str(fingerprint(a.Model)).
-			K("choices").Arr()
+		w.b = append(w.b, head...)
 		if !usage {
-			w.Obj().K("index").Int(0).K("delta").Obj()
-			delta(w)
-			w.End().K("logprobs").Null().K("finish_reason").StrOrNull(finish).End()
+			w.b = append(w.b, `{"index":0,"delta":{`...)
+			w.members(delta)
+			w.b = append(w.b, `,"logprobs":null,"finish_reason":`...)
+			w.StrOrNull(finish)
+			w.b = append(w.b, '}')
 		}
-		w.End()
+		w.b = append(w.b, ']')
 		if o.IncludeUsage {
-			w.K("usage")
+			w.b = append(w.b, `,"usage":`...)
 			if usage {
 				chatUsage(w, a)
 			} else {
@@ -130,9 +139,17 @@ func chatStream(a *answer, o WriteOptions) []Event {
 			}
 		}
 		if o.Obfuscation {
-			w.K("obfuscation").Str(a.rnd.alnum(a.rnd.between(3, 15)))
+			w.b = append(w.b, `,"obfuscation":"`...) // letters and digits need no escape
+			w.b = append(a.rnd.appendAlnum(w.b, a.rnd.between(3, 15)), '"')
 		}
-		evs = append(evs, sseData(w.End().Bytes()))
+		w.b = append(w.b, '}')
+		w.b = append(w.b, "\n\n"...)
+		if len(ends) == 0 {
+			// The events are about as long as the first: room for them
+			// all, so that the buffer grows once.
+			w.b = slices.Grow(w.b, (len(w.b)+32)*(2+len(a.thinkPieces)+len(a.textPieces)+2*len(a.calls)))
+		}
+		ends = append(ends, len(w.b))
 	}
 	callHeader := func(w *jsonw, i int) {
 		c := a.calls[i]
@@ -173,7 +190,22 @@ func chatStream(a *answer, o WriteOptions) []Event {
 	if o.IncludeUsage {
 		emit(nil, "", true)
 	}
-	return append(evs, Event{Raw: []byte("data: [DONE]\n\n"), Data: []byte("[DONE]")})
+	w.b = append(w.b, "data: [DONE]\n\n"...)
+	ends = append(ends, len(w.b))
+	return sseDataEvents(w.b, ends), w.b
+}
+
+// sseDataEvents cuts data-only SSE events from buf, each ending at its
+// offset in ends and starting where the one before ended.
+func sseDataEvents(buf []byte, ends []int) []Event {
+	evs := make([]Event, len(ends))
+	start := 0
+	for i, end := range ends {
+		raw := buf[start:end:end]
+		evs[i] = Event{Raw: raw, Data: raw[len("data: ") : len(raw)-2 : len(raw)-2]}
+		start = end
+	}
+	return evs
 }
 
 // sseData frames a data-only SSE event as OpenAI chat does.
