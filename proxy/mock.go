@@ -253,7 +253,7 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 	if x.eng != nil {
 		e.Scenario = x.eng.Name()
 	}
-	if x.kind.Scripted() {
+	if x.kind.CallsTools() {
 		e.summarize(x.kind, x.route.path, x.logged)
 	}
 	return e
@@ -279,7 +279,7 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	x.eng = eng
-	if !kind.Scripted() {
+	if !kind.CallsTools() {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf(
 			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate, Bedrock Converse, Bedrock InvokeModel with an Anthropic body)",
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))

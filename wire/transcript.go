@@ -42,6 +42,9 @@ func Transcript(kind Kind, path string, body []byte) ([]Message, error) {
 		return nil, err
 	}
 	doc := gjson.ParseBytes(body) // ParseRequest validated it
+	if kind == KindBedrockInvoke { // the model's own body: read as its shape
+		kind = invokeShapeKind(invokeFamily(doc))
+	}
 	var out []Message
 	if sys, p := systemOf(kind, path, doc); sys != "" {
 		out = append(out, Message{Role: "system", Path: p, Text: sys})
