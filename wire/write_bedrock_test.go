@@ -161,7 +161,7 @@ func TestWriteInvokeModels(t *testing.T) {
 		ToolCalls: []wire.ToolCall{{ID: "tooluse_nova01", Name: "weather", Arguments: json.RawMessage(`{"location":"Paris"}`)}}}
 	for _, tc := range []struct {
 		name, body, whole, chunk string // chunk: a member every stream chunk has
-		a                            wire.Answer
+		a                        wire.Answer
 	}{
 		{"nova text", `{"schemaVersion":"messages-v1","messages":[{"role":"user","content":[{"text":"hi"}]}]}`, "output.message.content.0.text", "", text},
 		{"nova call", `{"messages":[{"role":"user","content":[{"text":"hi"}]}],"toolConfig":{"tools":[{"toolSpec":{"name":"weather"}}]}}`, "output.message.content.1.toolUse.toolUseId", "", call},
