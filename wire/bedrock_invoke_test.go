@@ -129,3 +129,18 @@ func TestRewriteInvokeCallIDs(t *testing.T) {
 		t.Errorf("rewritten chunk %s holds %s", m.Payload, dec)
 	}
 }
+
+// An InvokeModel body's prompt is a prompt for the review, whichever the
+// model; an Anthropic body's forced tool is its structured output.
+func TestInvokePartAndOutput(t *testing.T) {
+	for _, p := range []string{"inputText", "prompt", "messages.0.content.0.text", "system.0.text"} {
+		if got := wire.Part(wire.KindBedrockInvoke, p); got != wire.PartPrompt {
+			t.Errorf("Part(%s) = %q, want the prompt", p, got)
+		}
+	}
+	body := `{"anthropic_version":"bedrock-2023-05-31","messages":[],"tools":[{"name":"answer","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"answer"}}`
+	out, err := wire.OutputOf(wire.KindBedrockInvoke, []byte(body))
+	if err != nil || len(out.Schema) == 0 || out.Tool != "answer" {
+		t.Errorf("OutputOf an Anthropic InvokeModel body = %+v, %v", out, err)
+	}
+}

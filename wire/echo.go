@@ -82,7 +82,7 @@ func Part(kind Kind, path string) string {
 		return PartPrompt
 	}
 	switch top {
-	case "system", "instructions", "systemInstruction", "system_instruction", "prompt", "input", "messages", "contents":
+	case "system", "instructions", "systemInstruction", "system_instruction", "prompt", "input", "messages", "contents", "inputText":
 		return PartPrompt
 	case "tools", "functions", "tool_choice", "function_call", "toolConfig", "tool_config", "parallel_tool_calls":
 		return PartTools
