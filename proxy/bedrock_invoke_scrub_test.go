@@ -166,3 +166,44 @@ func TestBedrockInvokeScrub(t *testing.T) {
 		})
 	}
 }
+
+// TestBedrockInvokeModelsMiss: recorded InvokeModel calls with Nova, Titan
+// and Llama bodies replay with other credentials, each body the recorded
+// bytes; a changed prompt is a miss naming the JSON path of the model's
+// own body.
+func TestBedrockInvokeModelsMiss(t *testing.T) {
+	ctx := context.Background()
+	up := newSigv4Upstream(t, bedrockRecordCreds, invokeFamilyAnswer)
+	path := cassettePath(t)
+	rec := startProxy(t, proxy.ModeRecord, path, up.srv.URL, withBedrock(up.srv.URL))
+	calls := []struct{ model, file, changed, where string }{
+		{novaModel, "invoke-nova-toolresult.request.json", `"Weather in Lyon?"`, "messages.0.content.0.text"},
+		{"amazon.titan-text-express-v1", "invoke-titan-text.request.json", `"User: Weather in Lyon?\nBot:"`, "inputText"},
+		{"meta.llama3-8b-instruct-v1:0", "invoke-llama-text.request.json", `"Weather in Lyon?"`, "prompt"},
+	}
+	c := bedrockClient(t, up.srv.URL, rec.URL()+"/bedrock", bedrockRecordCreds)
+	recorded := map[string][]byte{}
+	for _, k := range calls {
+		out, err := c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(k.model), ContentType: aws.String("application/json"), Body: fake.Captured("bedrock/" + k.file)})
+		if err != nil {
+			t.Fatalf("record %s: %v", k.model, err)
+		}
+		recorded[k.model] = out.Body
+	}
+	rec.stop()
+	rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} }, withBedrock(up.srv.URL))
+	c = bedrockClient(t, up.srv.URL, rep.URL()+"/bedrock", bedrockReplayCreds)
+	for _, k := range calls {
+		body := fake.Captured("bedrock/" + k.file)
+		out, err := c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(k.model), ContentType: aws.String("application/json"), Body: body})
+		if err != nil || !bytes.Equal(out.Body, recorded[k.model]) {
+			t.Errorf("replay %s: %s, %v; want the recorded %s", k.model, bodyOf(out), err, recorded[k.model])
+		}
+		changed := []byte(gjson.ParseBytes(body).Get(k.where).Raw)
+		body = bytes.Replace(body, changed, []byte(k.changed), 1)
+		_, err = c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(k.model), ContentType: aws.String("application/json"), Body: body})
+		if err == nil || !strings.Contains(err.Error(), "cassette_miss") || !strings.Contains(err.Error(), k.where) || !strings.Contains(err.Error(), "Lyon") {
+			t.Errorf("%s with a changed prompt: %v, want a miss naming %s", k.model, err, k.where)
+		}
+	}
+}
