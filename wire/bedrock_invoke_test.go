@@ -144,3 +144,27 @@ func TestInvokePartAndOutput(t *testing.T) {
 		t.Errorf("OutputOf an Anthropic InvokeModel body = %+v, %v", out, err)
 	}
 }
+
+// The echoes of a Bedrock request — the model's turns and the call id each
+// tool result names — are found in Converse's, Nova's and Anthropic's
+// bodies.
+func TestBedrockEchoes(t *testing.T) {
+	anth := `{"anthropic_version":"bedrock-2023-05-31","messages":[{"role":"user","content":"q"},{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"weather","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"21"}]}]}`
+	for _, tc := range []struct {
+		kind wire.Kind
+		body string
+		want string
+	}{
+		{wire.KindBedrockConverse, converseToolRound, "messages.1 messages.2.content.0.toolResult.toolUseId"},
+		{wire.KindBedrockInvoke, string(fake.Captured("bedrock/invoke-nova-toolresult.request.json")), "messages.1 messages.2.content.0.toolResult.toolUseId"},
+		{wire.KindBedrockInvoke, anth, "messages.1 messages.2.content.0.tool_use_id"},
+	} {
+		req, err := wire.ParseRequest(tc.kind, "/model/m/invoke", []byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(req.Echoes([]byte(tc.body)), " "); got != tc.want {
+			t.Errorf("%s echoes %q, want %q", tc.kind, got, tc.want)
+		}
+	}
+}
