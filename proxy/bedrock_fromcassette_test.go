@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
+	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/scenario"
 )
@@ -57,11 +58,12 @@ func TestBedrockFromCassette(t *testing.T) {
 
 // TestBedrockInvokeFromCassette: a recorded InvokeModelWithResponseStream
 // answer (Anthropic on Bedrock) becomes a step, and mock gives the SDK the
-// same call; a Titan InvokeModel recording in the same cassette, which
-// mock could not answer, is left out.
+// same call; a Titan InvokeModel recording in the same cassette becomes a
+// step of its own conversation, and mock answers the Titan body with its
+// recorded text in Titan's shape.
 func TestBedrockInvokeFromCassette(t *testing.T) {
 	ctx := context.Background()
-	up := newSigv4Upstream(t, bedrockRecordCreds, bedrockAnswer)
+	up := newSigv4Upstream(t, bedrockRecordCreds, invokeFamilyAnswer)
 	path := cassettePath(t)
 	rec := startProxy(t, proxy.ModeRecord, path, up.srv.URL, withBedrock(up.srv.URL))
 	c := bedrockClient(t, up.srv.URL, rec.URL()+"/bedrock", bedrockRecordCreds)
@@ -69,8 +71,9 @@ func TestBedrockInvokeFromCassette(t *testing.T) {
 	if err != nil {
 		t.Fatalf("record: %v", err)
 	}
-	if _, err := c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String("amazon.titan-text-express-v1"),
-		ContentType: aws.String("application/json"), Body: []byte(`{"inputText":"Weather in Paris?"}`)}); err != nil {
+	titan := &bedrockruntime.InvokeModelInput{ModelId: aws.String("amazon.titan-text-express-v1"),
+		ContentType: aws.String("application/json"), Body: fake.Captured("bedrock/invoke-titan-text.request.json")}
+	if _, err := c.InvokeModel(ctx, titan); err != nil {
 		t.Fatalf("record Titan: %v", err)
 	}
 	rec.stop()
@@ -84,8 +87,8 @@ func TestBedrockInvokeFromCassette(t *testing.T) {
 	if err != nil {
 		t.Fatalf("from-cassette: %v", err)
 	}
-	if n := strings.Count(string(yaml), "- id: "); n != 1 || !strings.Contains(string(yaml), "toolu_bdrk_01Paris") {
-		t.Errorf("want one step, the recorded call's:\n%s", yaml)
+	if n := strings.Count(string(yaml), "- id: "); n != 2 || !strings.Contains(string(yaml), "toolu_bdrk_01Paris") || !strings.Contains(string(yaml), "Mild, often sunny") {
+		t.Errorf("want two steps, the recorded call's and Titan's text:\n%s", yaml)
 	}
 	m := startMock(t, []string{string(yaml)})
 	got, err := invokeStream(ctx, bedrockClientVia(t, m.srv.URL, m.srv.URL+"/bedrock", bedrockReplayCreds, nil))
@@ -101,5 +104,9 @@ func TestBedrockInvokeFromCassette(t *testing.T) {
 	}
 	if summary(got) != summary(saw) || !strings.Contains(summary(got), "toolu_bdrk_01Paris/weather/") {
 		t.Errorf("mock gave %s, record gave %s", summary(got), summary(saw))
+	}
+	out, err := bedrockClientVia(t, m.srv.URL, m.srv.URL+"/bedrock", bedrockReplayCreds, nil).InvokeModel(ctx, titan)
+	if err != nil || gjson.GetBytes(out.Body, "results.0.outputText").Str != "\nMild, often sunny, around 15 °C." {
+		t.Errorf("mock of the Titan step: %s, %v", bodyOf(out), err)
 	}
 }

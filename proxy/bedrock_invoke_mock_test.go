@@ -89,12 +89,77 @@ func TestBedrockInvokeSDKMock(t *testing.T) {
 			t.Errorf("InvokeModelWithResponseStream (turn after %q): saw %s, want %s", tc.callID, got, tc.want)
 		}
 	}
-	// A Titan body is refused with a message naming what mock answers.
+	// A Titan body cannot carry the step's tool call: the error says so.
 	_, err = c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String("amazon.titan-text-express-v1"), ContentType: aws.String("application/json"),
 		Body: []byte(`{"inputText":"What's the weather in Paris?"}`)})
-	if err == nil || !strings.Contains(err.Error(), "anthropic_version") {
-		t.Errorf("InvokeModel with a Titan body: %v, want a refusal naming anthropic_version", err)
+	if err == nil || !strings.Contains(err.Error(), "carries no tool calls") {
+		t.Errorf("InvokeModel with a Titan body and a tool call step: %v, want an error saying Titan carries no tool calls", err)
 	}
+	// A body of no model family is refused, naming the ones answered.
+	_, err = c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String("cohere.command-r-v1:0"), ContentType: aws.String("application/json"),
+		Body: []byte(`{"message":"What's the weather in Paris?"}`)})
+	if err == nil || !strings.Contains(err.Error(), "anthropic_version") || !strings.Contains(err.Error(), "inputText") {
+		t.Errorf("InvokeModel with a Cohere body: %v, want a refusal naming the bodies answered", err)
+	}
+}
+
+// sunnyScenario answers any request with one text.
+const sunnyScenario = `version: 1
+name: sunny
+steps:
+  - id: say
+    respond: {text: "Paris is sunny, 21 °C.", usage: {input: 9, output: 7}}
+    complete: true
+`
+
+// TestBedrockInvokeModelsSDKMock: mock answers InvokeModel and
+// InvokeModelWithResponseStream for Nova (the weather round, its call and
+// then its text), Titan and Llama bodies in each model's own shape,
+// through aws-sdk-go-v2 (which checks every message's CRCs).
+func TestBedrockInvokeModelsSDKMock(t *testing.T) {
+	ctx := context.Background()
+	m := startMock(t, []string{weatherScenario})
+	c := bedrockClientVia(t, m.srv.URL, m.srv.URL+"/bedrock", bedrockReplayCreds, nil)
+	saw, err := invokeRound(ctx, c, novaModel, novaBody)
+	if want := `call=call_paris/weather text="Paris is sunny, 21 °C."`; err != nil || saw != want {
+		t.Errorf("Nova round: saw %s (%v), want %s", saw, err, want)
+	}
+	sunny := startMock(t, []string{sunnyScenario})
+	c = bedrockClientVia(t, sunny.srv.URL, sunny.srv.URL+"/bedrock", bedrockReplayCreds, nil)
+	for _, tc := range []struct{ model, body, whole, chunk string }{
+		{"amazon.titan-text-express-v1", `{"inputText":"User: Weather in Paris?\nBot:","textGenerationConfig":{"maxTokenCount":64}}`, "results.0.outputText", "outputText"},
+		{"meta.llama3-8b-instruct-v1:0", `{"prompt":"Weather in Paris?","max_gen_len":64}`, "generation", "generation"},
+	} {
+		out, err := c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(tc.model), ContentType: aws.String("application/json"), Body: []byte(tc.body)})
+		if err != nil || gjson.GetBytes(out.Body, tc.whole).Str != "Paris is sunny, 21 °C." {
+			t.Errorf("%s InvokeModel: %v %s", tc.model, err, bodyOf(out))
+		}
+		stream, err := c.InvokeModelWithResponseStream(ctx, &bedrockruntime.InvokeModelWithResponseStreamInput{ModelId: aws.String(tc.model),
+			ContentType: aws.String("application/json"), Body: []byte(tc.body)})
+		if err != nil {
+			t.Fatalf("%s InvokeModelWithResponseStream: %v", tc.model, err)
+		}
+		var text, last string
+		es := stream.GetStream()
+		for ev := range es.Events() {
+			if ch, ok := ev.(*types.ResponseStreamMemberChunk); ok {
+				text += gjson.GetBytes(ch.Value.Bytes, tc.chunk).Str
+				last = string(ch.Value.Bytes)
+			}
+		}
+		es.Close()
+		if err := es.Err(); err != nil || text != "Paris is sunny, 21 °C." || gjson.Get(last, "amazon-bedrock-invocationMetrics.outputTokenCount").Int() != 7 {
+			t.Errorf("%s stream: text %q, last chunk %s, %v", tc.model, text, last, err)
+		}
+	}
+}
+
+// bodyOf is an InvokeModel output's body, nil without one.
+func bodyOf(out *bedrockruntime.InvokeModelOutput) []byte {
+	if out == nil {
+		return nil
+	}
+	return out.Body
 }
 
 // TestAnthropicBedrockSDKMock: the weather round through anthropic-sdk-go's

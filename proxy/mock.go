@@ -258,7 +258,7 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 		e.Scenario = x.eng.Name()
 	}
 	switch {
-	case !x.kind.Scripted():
+	case !x.kind.CallsTools():
 	case x.parsed != nil && sameBytes(x.logged, x.body):
 		e.summarizeParsed(x.parsed)
 	default:
@@ -293,7 +293,7 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	x.eng = eng
-	if !kind.Scripted() {
+	if !kind.CallsTools() {
 		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf(
 			"llmproxy: scenario %s: %s %s is not a chat API mock answers (OpenAI chat completions or Responses, Anthropic messages, Gemini generateContent, Ollama /api/chat and /api/generate, Bedrock Converse, Bedrock InvokeModel with an Anthropic body)",
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))

@@ -241,13 +241,15 @@ func vertexGenaiRound(ctx context.Context, c *genai.Client) (string, error) {
 // TestVertexGenaiToolRound records the round through genai's Vertex
 // backend, streamed and not, and replays it with another token: the
 // application sees the same call (its id, here none, as Gemini sends) and
-// text.
+// text, and each answer's body is the recorded bytes, the whole
+// :generateContent one and the :streamGenerateContent SSE stream.
 func TestVertexGenaiToolRound(t *testing.T) {
 	ctx := context.Background()
 	up := fake.New(t, fake.Gemini(weatherLoop), fake.RequireHeader("Authorization", "Bearer "+vertexRecordToken))
 	path := cassettePath(t)
 	rec := startProxy(t, proxy.ModeRecord, path, up.URL(), func(c *proxy.Config) { c.Upstreams["vertex"] = c.Default })
-	saw, err := vertexGenaiRound(ctx, vertexClient(t, rec.URL(), vertexRecordToken))
+	recTape := &bearerTape{token: vertexRecordToken}
+	saw, err := vertexGenaiRound(ctx, vertexClientTape(t, rec.URL(), recTape))
 	if want := ` weather {"location":"Paris","unit":"celsius"} | It is 21 °C and sunny in Paris.`; err != nil || saw != want {
 		t.Fatalf("record: %q, %v; want %q", saw, err, want)
 	}
@@ -257,9 +259,22 @@ func TestVertexGenaiToolRound(t *testing.T) {
 		t.Error("the cassette file holds the OAuth token")
 	}
 	rep := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} })
-	again, err := vertexGenaiRound(ctx, vertexClient(t, rep.URL(), vertexReplayToken))
+	repTape := &bearerTape{token: vertexReplayToken}
+	again, err := vertexGenaiRound(ctx, vertexClientTape(t, rep.URL(), repTape))
 	if err != nil || again != saw {
 		t.Errorf("replay: %q, %v; want %q", again, err, saw)
+	}
+	got, want := repTape.tape.bodies(), recTape.tape.bodies()
+	if len(got) != 2 || len(want) != 2 {
+		t.Fatalf("replay delivered %d bodies, record %d; want 2 each (whole, streamed)", len(got), len(want))
+	}
+	if !bytes.HasPrefix(want[1], []byte("data: ")) {
+		t.Errorf("the second answer is not the SSE stream: %q", want[1])
+	}
+	for i := range got {
+		if len(want[i]) == 0 || !bytes.Equal(got[i], want[i]) {
+			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ package proxy_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -37,6 +38,35 @@ func vertexClient(t *testing.T, base, token string) *genai.Client {
 	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
 		Backend: genai.BackendVertexAI, Project: "demo-project", Location: "us-central1",
 		Credentials: auth.NewCredentials(&auth.CredentialsOptions{TokenProvider: staticToken(token)}),
+		HTTPOptions: genai.HTTPOptions{BaseURL: base + "/vertex/"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// bearerTape sends a request with the OAuth bearer token set, as genai's
+// credentials would, and keeps the body of each answer it gets (genai
+// adds no credentials to an HTTP client it is given).
+type bearerTape struct {
+	token string
+	tape  tapeTransport
+}
+
+func (b *bearerTape) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.tape.RoundTrip(r)
+}
+
+// vertexClientTape is a genai Vertex client whose answers' bodies tape
+// keeps, byte for byte as they arrived.
+func vertexClientTape(t *testing.T, base string, tape *bearerTape) *genai.Client {
+	t.Helper()
+	c, err := genai.NewClient(context.Background(), &genai.ClientConfig{
+		Backend: genai.BackendVertexAI, Project: "demo-project", Location: "us-central1",
+		HTTPClient:  &http.Client{Transport: tape},
 		HTTPOptions: genai.HTTPOptions{BaseURL: base + "/vertex/"},
 	})
 	if err != nil {

@@ -248,3 +248,55 @@ func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// novaRound is a Bedrock InvokeModel tool round with Nova bodies: the
+// model calls weather with id, then answers final.
+func novaRound(id, args, final string) []exchange {
+	const path = "/model/us.amazon.nova-lite-v1%3A0/invoke"
+	q := `{"role":"user","content":[{"text":"Weather in Lima?"}]}`
+	tools := `"toolConfig":{"tools":[{"toolSpec":{"name":"weather","inputSchema":{"json":{"type":"object"}}}}]}`
+	first := exchange{wire.KindBedrockInvoke, path, `{"schemaVersion":"messages-v1",` + tools + `,"messages":[` + q + `]}`,
+		wire.Answer{ID: "n1", ToolCalls: []wire.ToolCall{{ID: id, Name: "weather", Arguments: []byte(args)}}, Finish: wire.FinishToolCalls}}
+	echo := fmt.Sprintf(`{"role":"assistant","content":[{"toolUse":{"toolUseId":%q,"name":"weather","input":%s}}]}`, id, args)
+	result := fmt.Sprintf(`{"role":"user","content":[{"toolResult":{"toolUseId":%q,"content":[{"text":"18 C"}]}}]}`, id)
+	second := exchange{wire.KindBedrockInvoke, path, `{"schemaVersion":"messages-v1",` + tools + `,"messages":[` + q + `,` + echo + `,` + result + `]}`,
+		wire.Answer{ID: "n2", Text: final, Finish: wire.FinishStop}}
+	return []exchange{first, second}
+}
+
+// TestReviewBedrockInvoke: InvokeModel conversations are reviewed like the
+// other chat wires: a Nova round re-recorded with another call id and the
+// same arguments is identical but for a reworded answer, a Titan prompt's
+// reworded text is wording.
+func TestReviewBedrockInvoke(t *testing.T) {
+	dir := t.TempDir()
+	titan := func(text string) exchange {
+		return exchange{wire.KindBedrockInvoke, "/model/amazon.titan-text-express-v1/invoke", `{"inputText":"User: Weather in Quito?\nBot:"}`, wire.Answer{Text: text}}
+	}
+	old := append(novaRound("tooluse_1", `{"city":"Lima"}`, "Mild."), titan("Cool and cloudy."))
+	cur := append(novaRound("tooluse_9", `{"city":"Lima"}`, "Mild!"), titan("Cloudy and cool."))
+	r, err := review.New(context.Background(), writeExchanges(t, filepath.Join(dir, "old.cassette"), old...),
+		writeExchanges(t, filepath.Join(dir, "new.cassette"), cur...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	err = r.Each(func(c review.Conversation) error {
+		for _, tn := range c.Turns {
+			for _, d := range tn.Differences {
+				got = append(got, fmt.Sprintf("%s %d %s %s", c.Title, tn.Turn, d.Class, d.Path))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"Weather in Lima? 2 wording response.text",
+		"User: Weather in Quito? Bot: 1 wording response.text",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("differences:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -113,7 +113,7 @@ func fromCassette(c *cassette.Cassette, name string) (*fileScenario, error) {
 	err := c.ForEach(func(i *cassette.Interaction) error {
 		kind := wire.Kind(i.Kind)
 		body := []byte(i.Request.Body)
-		if !kind.Scripted() || wire.Answerable(kind, body) != nil {
+		if !kind.CallsTools() || wire.Answerable(kind, body) != nil {
 			return nil // not a chat answer mock could give
 		}
 		path := i.Request.Path

@@ -99,14 +99,68 @@ func parseConverseRequest(req *Request, doc gjson.Result) error {
 	return err
 }
 
-// parseInvokeRequest reads an InvokeModel body by its shape: Anthropic
-// Messages (anthropic_version), Nova (messages without it, Converse
-// blocks), or a single prompt (Titan inputText, Llama and Mistral prompt).
-func parseInvokeRequest(req *Request, doc gjson.Result) error {
+// InvokeModel body families: which model's own shape an InvokeModel
+// request or answer has.
+const (
+	familyAnthropic = "anthropic" // Anthropic Messages, anthropic_version "bedrock-2023-05-31"
+	familyNova      = "nova"      // Amazon Nova: Converse's messages, system, inferenceConfig, toolConfig
+	familyTitan     = "titan"     // Amazon Titan Text: inputText, textGenerationConfig
+	familyLlama     = "llama"     // Meta Llama (and Mistral's prompt): prompt, max_gen_len
+)
+
+// novaStreamEvents are the members one Nova stream chunk wraps its
+// ConverseStream-shaped event in ({"contentBlockDelta":{…}}).
+var novaStreamEvents = [...]string{"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"}
+
+// invokeFamily returns the family of an InvokeModel request body or of one
+// answer document (a whole answer or a stream chunk's decoded bytes), and
+// "" when the document has none of their shapes. Anthropic's requests
+// carry anthropic_version and its answers and stream events a "type";
+// Nova's requests carry messages and its answers output or a wrapped
+// stream event; Titan's requests carry inputText and its answers
+// results[] or outputText; Llama's requests a prompt and its answers a
+// generation.
+func invokeFamily(doc gjson.Result) string {
 	switch {
-	case doc.Get("anthropic_version").Exists():
+	case doc.Get("anthropic_version").Exists(), doc.Get("type").Exists():
+		return familyAnthropic
+	case doc.Get("messages").Exists(), doc.Get("output").Exists():
+		return familyNova
+	case doc.Get("inputText").Exists(), doc.Get("results").Exists(), doc.Get("outputText").Exists():
+		return familyTitan
+	case doc.Get("prompt").Exists(), doc.Get("generation").Exists():
+		return familyLlama
+	}
+	for _, k := range novaStreamEvents {
+		if doc.Get(k).IsObject() {
+			return familyNova
+		}
+	}
+	return ""
+}
+
+// invokeShapeKind is the kind whose reader reads an InvokeModel document of
+// family f: anthropic-messages for Anthropic's, bedrock-converse for
+// Nova's, and generic for the single-prompt ones (Titan, Llama), which
+// carry no tool traffic and no system prompt.
+func invokeShapeKind(f string) Kind {
+	switch f {
+	case familyAnthropic:
+		return KindAnthropicMessages
+	case familyNova:
+		return KindBedrockConverse
+	}
+	return KindGeneric
+}
+
+// parseInvokeRequest reads an InvokeModel body by its family (invokeFamily):
+// Anthropic Messages, Nova (Converse blocks), or a single prompt (Titan
+// inputText, Llama and Mistral prompt).
+func parseInvokeRequest(req *Request, doc gjson.Result) error {
+	switch invokeFamily(doc) {
+	case familyAnthropic:
 		return parseAnthropicRequest(req, doc)
-	case doc.Get("messages").Exists():
+	case familyNova:
 		return parseConverseRequest(req, doc)
 	}
 	for _, k := range []string{"inputText", "prompt"} {
@@ -121,13 +175,29 @@ func parseInvokeRequest(req *Request, doc gjson.Result) error {
 // converseAcc reads Converse answers, whole or as ConverseStream events
 // (messageStart, contentBlockStart, contentBlockDelta, contentBlockStop,
 // messageStop, metadata), and the Nova, Titan and Llama bodies of
-// InvokeModel.
+// InvokeModel, whole or as their stream chunks' documents (Nova's wrap a
+// ConverseStream event in a member naming it).
 type converseAcc struct {
 	base
 	byIndex map[int64]int
 }
 
+// Usage paths of the InvokeModel bodies: Titan's whole answer and stream
+// chunks, Llama's, and the amazon-bedrock-invocationMetrics that ends
+// every model's stream.
+var (
+	titanUsagePaths      = usagePaths{input: []string{"inputTextTokenCount"}, output: []string{"totalOutputTextTokenCount"}}
+	titanResultPaths     = usagePaths{output: []string{"tokenCount"}}
+	llamaUsagePaths      = usagePaths{input: []string{"prompt_token_count"}, output: []string{"generation_token_count"}}
+	invocationUsagePaths = usagePaths{input: []string{"inputTokenCount"}, output: []string{"outputTokenCount"}}
+)
+
 func (a *converseAcc) add(doc gjson.Result) {
+	for _, k := range novaStreamEvents {
+		if ev := doc.Get(k); ev.IsObject() {
+			a.add(ev)
+		}
+	}
 	if e := errorText(doc.Get("error")); e != "" {
 		a.err = e
 	}
@@ -152,7 +222,11 @@ func (a *converseAcc) add(doc gjson.Result) {
 			a.stop = s
 		}
 	}
+	a.readUsage(doc.Get("amazon-bedrock-invocationMetrics"), invocationUsagePaths)
 	a.readUsage(doc.Get("usage"), converseUsagePaths)
+	a.readUsage(doc, titanUsagePaths)
+	a.readUsage(doc.Get("results.0"), titanResultPaths)
+	a.readUsage(doc, llamaUsagePaths)
 	// Titan and Llama answer with one text.
 	a.text.WriteString(strOf(doc.Get("results.0.outputText")))
 	a.text.WriteString(strOf(doc.Get("outputText")))
@@ -181,7 +255,7 @@ type invokeAcc struct {
 }
 
 func (a *invokeAcc) add(doc gjson.Result) {
-	if doc.Get("type").Exists() {
+	if invokeFamily(doc) == familyAnthropic {
 		a.anthropic.add(doc)
 		return
 	}

@@ -28,15 +28,20 @@ func (req Request) Echoes(body []byte) []string {
 			out = append(out, t.Path)
 		}
 	}
-	key := map[Kind]string{KindOpenAIChat: "tool_call_id", KindOllama: "tool_call_id", KindOpenAIResponses: "call_id",
-		KindAnthropicMessages: "tool_use_id", KindGemini: "id"}[req.Kind]
+	// An InvokeModel body is Anthropic's or Nova's (Converse's): whichever
+	// member the result has.
+	keys := map[Kind][]string{KindOpenAIChat: {"tool_call_id"}, KindOllama: {"tool_call_id"}, KindOpenAIResponses: {"call_id"},
+		KindAnthropicMessages: {"tool_use_id"}, KindGemini: {"id"}, KindBedrockConverse: {"toolUseId"},
+		KindBedrockInvoke: {"tool_use_id", "toolUseId"}}[req.Kind]
 	for _, r := range req.ToolResults {
 		at := strings.LastIndexByte(r.Path, '.')
-		if key == "" || at < 0 {
+		if at < 0 {
 			continue
 		}
-		if p := r.Path[:at] + "." + key; gjson.GetBytes(body, p).Exists() {
-			out = append(out, p)
+		for _, key := range keys {
+			if p := r.Path[:at] + "." + key; gjson.GetBytes(body, p).Exists() {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
@@ -82,7 +87,7 @@ func Part(kind Kind, path string) string {
 		return PartPrompt
 	}
 	switch top {
-	case "system", "instructions", "systemInstruction", "system_instruction", "prompt", "input", "messages", "contents":
+	case "system", "instructions", "systemInstruction", "system_instruction", "prompt", "input", "messages", "contents", "inputText":
 		return PartPrompt
 	case "tools", "functions", "tool_choice", "function_call", "toolConfig", "tool_config", "parallel_tool_calls":
 		return PartTools

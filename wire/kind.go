@@ -111,20 +111,14 @@ func (k Kind) Provider() string {
 // chatKinds are the chat APIs: the kinds whose requests carry messages,
 // tool calls and tool results, which mock answers, a scenario's api
 // condition names and from-cassette reads.
-var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse}
+var chatKinds = [...]Kind{KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse, KindBedrockInvoke}
 
 // ChatKinds returns the chat APIs, the kinds for which CallsTools holds, in
 // this order: openai-chat, openai-responses, anthropic-messages, gemini,
-// ollama, bedrock-converse. The slice is the caller's. (bedrock-invoke is
-// not one: its bodies are each model's own, and only its Anthropic ones are
-// written; see Scripted.)
+// ollama, bedrock-converse, bedrock-invoke. The slice is the caller's.
+// (bedrock-invoke's bodies are each model's own: Anthropic's and Nova's
+// carry tool calls, Titan's and Llama's a prompt and its text.)
 func ChatKinds() []Kind { return slices.Clone(chatKinds[:]) }
-
-// Scripted reports whether Write writes a scripted chat answer on the API,
-// so that a scenario can answer it: the chat APIs, and bedrock-invoke,
-// whose InvokeModel answers are written for an Anthropic Messages request
-// body (Write refuses the other models' bodies).
-func (k Kind) Scripted() bool { return k.CallsTools() || k == KindBedrockInvoke }
 
 // CallsTools reports whether the API is a chat API, one that carries tool
 // calls and tool results: every kind but embeddings, generic and unknown

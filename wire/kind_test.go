@@ -96,7 +96,7 @@ func TestGeminiModel(t *testing.T) {
 // TestChatKinds: the one list of chat APIs is what CallsTools says, and
 // each has its provider's response id prefix.
 func TestChatKinds(t *testing.T) {
-	want := []wire.Kind{wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama, wire.KindBedrockConverse}
+	want := []wire.Kind{wire.KindOpenAIChat, wire.KindOpenAIResponses, wire.KindAnthropicMessages, wire.KindGemini, wire.KindOllama, wire.KindBedrockConverse, wire.KindBedrockInvoke}
 	if got := wire.ChatKinds(); !slices.Equal(got, want) {
 		t.Errorf("ChatKinds() = %v, want %v", got, want)
 	}

@@ -44,6 +44,7 @@ const maxSchemaDepth = 64
 //     one tool offered: the value as that tool's arguments, its input_schema
 //     the schema.
 //   - Ollama: format when it is an object (a schema; "json" asks for none).
+//   - Bedrock InvokeModel: as Anthropic, for an Anthropic body.
 //
 // A request that asks for none gives the zero Output. A body that is not
 // JSON, or a tool_choice naming a tool the request does not offer, is an
@@ -70,6 +71,10 @@ func OutputOf(kind Kind, body []byte) (Output, error) {
 		return geminiOutput(kind, doc)
 	case KindAnthropicMessages:
 		return anthropicOutput(kind, doc)
+	case KindBedrockInvoke:
+		if invokeFamily(doc) == familyAnthropic {
+			return anthropicOutput(kind, doc)
+		}
 	}
 	return Output{}, nil
 }

@@ -61,7 +61,7 @@ func (r ToolResult) Output(kind Kind) ([]byte, Shape, error) {
 		if err := json.Unmarshal(content, &blocks); err != nil {
 			return nil, 0, fmt.Errorf("content blocks: %v", err)
 		}
-		if kind == KindBedrockConverse && len(blocks) == 1 && blocks[0].Type == "" {
+		if (kind == KindBedrockConverse || kind == KindBedrockInvoke) && len(blocks) == 1 && blocks[0].Type == "" {
 			// Converse blocks are named by their one member: {"text"} or {"json"}.
 			if blocks[0].Text != nil {
 				return []byte(*blocks[0].Text), ShapeTextBlock, nil

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"slices"
 
@@ -22,6 +23,13 @@ import (
 //     spellings) in contents[] and candidates[].
 //   - Ollama: tool_calls[].id in messages and message; a tool message's
 //     tool_call_id, when it has one.
+//   - Bedrock Converse: toolUse.toolUseId and toolResult.toolUseId in
+//     messages[].content[] and output.message.content[]; a stream's
+//     start.toolUse.toolUseId.
+//   - Bedrock InvokeModel: where Anthropic's (or, for Nova's bodies,
+//     Converse's) are; a stream's chunk messages carry each event as the
+//     base64 of its JSON in "bytes", which is decoded, rewritten and
+//     encoded again. Titan and Llama bodies carry no calls.
 //
 // Only the id string tokens change: a stream keeps its framing, its events
 // and their order, and every byte outside the rewritten values.
@@ -55,7 +63,7 @@ func RewriteCallIDs(kind Kind, f Framing, body []byte, ids map[string]string) ([
 	switch kind {
 	case KindGeneric, KindEmbeddings, KindMCP:
 		return body, nil
-	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse:
+	case KindOpenAIChat, KindOpenAIResponses, KindAnthropicMessages, KindGemini, KindOllama, KindBedrockConverse, KindBedrockInvoke:
 	default:
 		return nil, fmt.Errorf("%s: rewrite call ids: %w: unknown API kind", kind, ErrUnsupported)
 	}
@@ -106,6 +114,12 @@ type idSite struct {
 func idSites(kind Kind, doc gjson.Result, emit func(idSite)) {
 	site := func(obj gjson.Result, key string) idSite {
 		return idSite{val: obj.Get(key), obj: obj, key: key}
+	}
+	if kind == KindBedrockInvoke {
+		if k := invokeShapeKind(invokeFamily(doc)); k != KindGeneric {
+			idSites(k, doc, emit)
+		}
+		return
 	}
 	switch kind {
 	case KindOpenAIChat:
@@ -184,6 +198,10 @@ func idSites(kind Kind, doc gjson.Result, emit func(idSite)) {
 		each(doc.Get("messages"), func(_ int, m gjson.Result) { each(m.Get("content"), block) })
 		each(doc.Get("output.message.content"), block)
 		if tu := doc.Get("start.toolUse"); tu.IsObject() {
+			emit(site(tu, "toolUseId"))
+		}
+		// A Nova InvokeModel stream chunk wraps the event.
+		if tu := doc.Get("contentBlockStart.start.toolUse"); tu.IsObject() {
 			emit(site(tu, "toolUseId"))
 		}
 	case KindGemini:
@@ -300,7 +318,11 @@ func rewriteEventStream(kind Kind, body []byte, ids map[string]string) ([]byte, 
 	for n, ev := range evs {
 		var bad error
 		raw, err := ReframeEventStream(ev.Raw, func(p []byte) []byte {
-			q, err := RewriteCallIDs(kind, FramingNone, p, ids)
+			rewrite := RewriteCallIDs
+			if kind == KindBedrockInvoke {
+				rewrite = rewriteChunk
+			}
+			q, err := rewrite(kind, FramingNone, p, ids)
 			if err != nil {
 				bad = err
 				return p
@@ -316,4 +338,25 @@ func rewriteEventStream(kind Kind, body []byte, ids map[string]string) ([]byte, 
 		out = append(out, raw...)
 	}
 	return out, nil
+}
+
+// rewriteChunk renames call ids in an InvokeModelWithResponseStream
+// message's payload, {"bytes":"<base64 of the model's event>",…}: the
+// decoded event is rewritten and encoded again in place of the old
+// string, every other byte of the payload kept. A payload without bytes
+// (an exception's) is kept as it is.
+func rewriteChunk(kind Kind, _ Framing, p []byte, ids map[string]string) ([]byte, error) {
+	b := gjson.GetBytes(p, "bytes")
+	if b.Type != gjson.String {
+		return p, nil
+	}
+	dec, err := base64.StdEncoding.DecodeString(b.Str)
+	if err != nil {
+		return nil, fmt.Errorf("%s: rewrite call ids: %w: bytes: %v", kind, ErrMalformed, err)
+	}
+	out, err := RewriteCallIDs(kind, FramingNone, dec, ids)
+	if err != nil || bytes.Equal(out, dec) {
+		return p, err
+	}
+	return applyEdits(p, []edit{{b.Index, b.Index + len(b.Raw), quote(base64.StdEncoding.EncodeToString(out))}}), nil
 }

@@ -41,7 +41,10 @@ func Transcript(kind Kind, path string, body []byte) ([]Message, error) {
 	if err != nil || kind == KindGeneric || kind == KindMCP {
 		return nil, err
 	}
-	doc := gjson.ParseBytes(body) // ParseRequest validated it
+	doc := gjson.ParseBytes(body)  // ParseRequest validated it
+	if kind == KindBedrockInvoke { // the model's own body: read as its shape
+		kind = invokeShapeKind(invokeFamily(doc))
+	}
 	var out []Message
 	if sys, p := systemOf(kind, path, doc); sys != "" {
 		out = append(out, Message{Role: "system", Path: p, Text: sys})

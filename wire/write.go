@@ -200,8 +200,12 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 	case KindBedrockConverse:
 		write = writeConverse
 	case KindBedrockInvoke:
-		if err := Answerable(kind, o.Request); err != nil {
+		f, err := invokeBodyFamily(o.Request)
+		if err != nil {
 			return Written{}, err
+		}
+		if (f == familyTitan || f == familyLlama) && len(a.ToolCalls) > 0 {
+			return Written{}, fmt.Errorf("write %s answer: %w: %d tool calls: a Titan or Llama InvokeModel body carries no tool calls", kind, ErrUnsupported, len(a.ToolCalls))
 		}
 		write = writeInvoke
 	default:
@@ -214,14 +218,16 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 	return write(p, o), nil
 }
 
-// Answerable says whether Write can answer a request of a scripted kind
-// (Kind.Scripted) with this body: nil, or an ErrUnsupported error naming
-// what it cannot write. Only bedrock-invoke depends on the body: an
-// InvokeModel request is answered when it is an Anthropic Messages one (it
-// carries anthropic_version), and not for Nova, Titan or Llama bodies.
+// Answerable says whether Write can answer a request of a chat kind with
+// this body: nil, or an ErrUnsupported error naming what it cannot
+// write. Only bedrock-invoke depends on the body: an InvokeModel request
+// is answered in its model family's shape (Anthropic Messages, Amazon
+// Nova, Amazon Titan Text, Meta Llama), and a body of none of them is
+// refused.
 func Answerable(kind Kind, body []byte) error {
-	if kind == KindBedrockInvoke && !invokeAnthropic(body) {
-		return fmt.Errorf("write %s answer: %w: only an Anthropic Messages body (with anthropic_version) is answered, not the Nova, Titan or Llama ones", kind, ErrUnsupported)
+	if kind == KindBedrockInvoke {
+		_, err := invokeBodyFamily(body)
+		return err
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -44,11 +45,22 @@ func writeConverse(a *answer, o WriteOptions) Written {
 		sig = a.rnd.base64(96)
 	}
 	if o.Stream {
-		return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: converseEvents(a, sig)}
+		var evs []Event
+		converseEvents(a, sig, func(typ string, w *jsonw) {
+			evs = append(evs, bedrockEvent(typ, w.K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End().Bytes()))
+		})
+		return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: evs}
 	}
 	w := &jsonw{}
-	w.Obj().K("metrics").Obj().K("latencyMs").Int(0).End().
-		K("output").Obj().K("message").Obj().K("content").Arr()
+	w.Obj().K("metrics").Obj().K("latencyMs").Int(0).End()
+	return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: converseWhole(w, a, sig).End().Bytes()}
+}
+
+// converseWhole writes the members output, stopReason and usage of a
+// whole Converse answer (Nova's InvokeModel answer has the same) into the
+// open object w.
+func converseWhole(w *jsonw, a *answer, sig string) *jsonw {
+	w.K("output").Obj().K("message").Obj().K("content").Arr()
 	if a.Reasoning != "" {
 		w.Obj().K("reasoningContent").Obj().K("reasoningText").Obj().
 			K("text").Str(a.Reasoning).K("signature").Str(sig).End().End().End()
@@ -62,7 +74,7 @@ func writeConverse(a *answer, o WriteOptions) Written {
 	w.End().K("role").Str("assistant").End().End().
 		K("stopReason").Str(anthropicStop(a.Finish))
 	converseUsage(w, a)
-	return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: w.End().Bytes()}
+	return w
 }
 
 // converseUsage writes the usage member.
@@ -73,12 +85,9 @@ func converseUsage(w *jsonw, a *answer) {
 		K("totalTokens").Int(int64(a.Usage.Input + a.Usage.Output)).End()
 }
 
-// converseEvents writes the ConverseStream messages.
-func converseEvents(a *answer, sig string) []Event {
-	var evs []Event
-	emit := func(typ string, w *jsonw) {
-		evs = append(evs, bedrockEvent(typ, w.K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End().Bytes()))
-	}
+// converseEvents calls emit with each ConverseStream event, its type and
+// its JSON object still open.
+func converseEvents(a *answer, sig string, emit func(typ string, w *jsonw)) {
 	emit("messageStart", (&jsonw{}).Obj().K("role").Str("assistant"))
 	index := 0
 	delta := func(body func(w *jsonw)) {
@@ -115,7 +124,6 @@ func converseEvents(a *answer, sig string) []Event {
 	w := (&jsonw{}).Obj().K("metrics").Obj().K("latencyMs").Int(0).End()
 	converseUsage(w, a)
 	emit("metadata", w)
-	return evs
 }
 
 // bedrockEvent frames payload as a Bedrock event stream message of event
@@ -128,41 +136,189 @@ func bedrockEvent(typ string, payload []byte) Event {
 	return Event{Raw: raw, Name: typ, Data: raw[len(raw)-4-len(payload) : len(raw)-4]}
 }
 
-// invokeAnthropic reports whether an InvokeModel request body is an
-// Anthropic Messages one (it carries anthropic_version), the only
-// InvokeModel body writeInvoke answers. A nil body (no request) counts as
-// one.
-func invokeAnthropic(body []byte) bool {
-	return body == nil || gjson.GetBytes(body, "anthropic_version").Exists()
+// invokeWriters are the InvokeModel answers written, by the request
+// body's family (invokeFamily).
+var invokeWriters = map[string]func(*answer, WriteOptions) Written{
+	familyAnthropic: writeInvokeAnthropic,
+	familyNova:      writeInvokeNova,
+	familyTitan:     writeInvokeTitan,
+	familyLlama:     writeInvokeLlama,
 }
 
-// writeInvoke writes an InvokeModel answer for an Anthropic model on
-// Bedrock. Whole, it is the Anthropic Messages body (writeAnthropic's) with
-// Bedrock's headers: x-amzn-RequestId and the X-Amzn-Bedrock-* token
-// counts. Streamed (InvokeModelWithResponseStream), each Anthropic stream
-// event's JSON, unpadded, is the base64 "bytes" of a "chunk" event stream
-// message, {"bytes":…,"p":…}; Bedrock sends no ping, and its message_stop
-// carries amazon-bedrock-invocationMetrics.
+// invokeBodyFamily returns the family of an InvokeModel request body,
+// Anthropic's for a nil body (no request), and an ErrUnsupported error
+// for a body of none of the families Write answers.
+func invokeBodyFamily(body []byte) (string, error) {
+	if body == nil {
+		return familyAnthropic, nil
+	}
+	f := invokeFamily(gjson.ParseBytes(body))
+	if f == "" {
+		return "", fmt.Errorf("write %s answer: %w: the body is none of the InvokeModel bodies answered: Anthropic Messages (anthropic_version), Amazon Nova (messages), Amazon Titan Text (inputText), Meta Llama (prompt)", KindBedrockInvoke, ErrUnsupported)
+	}
+	return f, nil
+}
+
+// writeInvoke writes an InvokeModel answer in the shape of the model
+// family the request body is of (invokeBodyFamily; Write checked it).
 func writeInvoke(a *answer, o WriteOptions) Written {
+	f, _ := invokeBodyFamily(o.Request)
+	w := invokeWriters[f](a, o)
+	if w.Events != nil {
+		w.Header.Set("X-Amzn-Bedrock-Content-Type", "application/json")
+	} else {
+		w.Header.Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(a.Usage.Input))
+		w.Header.Set("X-Amzn-Bedrock-Output-Token-Count", strconv.Itoa(a.Usage.Output))
+		w.Header.Set("X-Amzn-Bedrock-Invocation-Latency", "0")
+	}
+	return w
+}
+
+// invokeStream frames each of a model's stream events (JSON documents) as
+// the base64 "bytes" of a "chunk" event stream message, {"bytes":…,"p":…},
+// as InvokeModelWithResponseStream sends them.
+func invokeStream(a *answer, docs [][]byte) Written {
+	evs := make([]Event, 0, len(docs))
+	for _, d := range docs {
+		w := (&jsonw{}).Obj().K("bytes").Str(base64.StdEncoding.EncodeToString(d)).
+			K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End()
+		evs = append(evs, bedrockEvent("chunk", w.Bytes()))
+	}
+	return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: evs}
+}
+
+// invocationMetrics writes amazon-bedrock-invocationMetrics, which the
+// last event of every model's stream carries.
+func invocationMetrics(w *jsonw, a *answer) *jsonw {
+	return w.K("amazon-bedrock-invocationMetrics").Obj().
+		K("inputTokenCount").Int(int64(a.Usage.Input)).K("outputTokenCount").Int(int64(a.Usage.Output)).
+		K("invocationLatency").Int(0).K("firstByteLatency").Int(0).End()
+}
+
+// writeInvokeAnthropic writes an InvokeModel answer for an Anthropic model
+// on Bedrock. Whole, it is the Anthropic Messages body (writeAnthropic's)
+// with Bedrock's headers: x-amzn-RequestId and the X-Amzn-Bedrock-* token
+// counts. Streamed (InvokeModelWithResponseStream), each Anthropic stream
+// event's JSON, unpadded, is a chunk's bytes; Bedrock sends no ping, and
+// its message_stop carries amazon-bedrock-invocationMetrics.
+func writeInvokeAnthropic(a *answer, o WriteOptions) Written {
 	if !o.Stream {
 		whole := writeAnthropic(a, WriteOptions{})
-		h := converseHeader(converseJSON, a.ID)
-		h.Set("X-Amzn-Bedrock-Input-Token-Count", strconv.Itoa(a.Usage.Input))
-		h.Set("X-Amzn-Bedrock-Output-Token-Count", strconv.Itoa(a.Usage.Output))
-		h.Set("X-Amzn-Bedrock-Invocation-Latency", "0")
-		return Written{Status: http.StatusOK, Header: h, Body: whole.Body}
+		return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: whole.Body}
 	}
 	sig := ""
 	if a.Reasoning != "" {
 		sig = a.rnd.base64(96)
 	}
-	var evs []Event
+	var docs [][]byte
 	for _, ev := range anthropicEvents(a, sig, true) {
-		w := (&jsonw{}).Obj().K("bytes").Str(base64.StdEncoding.EncodeToString(ev.Data)).
-			K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End()
-		evs = append(evs, bedrockEvent("chunk", w.Bytes()))
+		docs = append(docs, ev.Data)
 	}
-	h := converseHeader(converseStream, a.ID)
-	h.Set("X-Amzn-Bedrock-Content-Type", "application/json")
-	return Written{Status: http.StatusOK, Header: h, Events: evs}
+	return invokeStream(a, docs)
+}
+
+// writeInvokeNova writes an InvokeModel answer for an Amazon Nova model:
+// whole, Converse's output, stopReason and usage; streamed, each
+// ConverseStream event wrapped in a member naming it
+// ({"contentBlockDelta":{…}}) as a chunk's bytes, the metadata event
+// carrying amazon-bedrock-invocationMetrics beside it.
+func writeInvokeNova(a *answer, o WriteOptions) Written {
+	sig := ""
+	if a.Reasoning != "" {
+		sig = a.rnd.base64(96)
+	}
+	if !o.Stream {
+		w := (&jsonw{}).Obj()
+		return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: converseWhole(w, a, sig).End().Bytes()}
+	}
+	var docs [][]byte
+	converseEvents(a, sig, func(typ string, ev *jsonw) {
+		w := (&jsonw{}).Obj().K(typ).Raw(ev.End().Bytes())
+		if typ == "metadata" {
+			invocationMetrics(w, a)
+		}
+		docs = append(docs, w.End().Bytes())
+	})
+	return invokeStream(a, docs)
+}
+
+// writeInvokeTitan writes an InvokeModel answer for an Amazon Titan Text
+// model: whole, {"inputTextTokenCount","results":[{"tokenCount",
+// "outputText","completionReason"}]}; streamed, a chunk per text piece
+// {"outputText","index":0,"totalOutputTextTokenCount","completionReason",
+// "inputTextTokenCount"}, the counts and reason null but on the last, which
+// also carries amazon-bedrock-invocationMetrics. Titan carries no tool
+// calls and no reasoning (Write refuses calls; reasoning is left out).
+func writeInvokeTitan(a *answer, o WriteOptions) Written {
+	reason := "FINISH"
+	if a.Finish == FinishLength {
+		reason = "LENGTH"
+	}
+	if !o.Stream {
+		w := (&jsonw{}).Obj().K("inputTextTokenCount").Int(int64(a.Usage.Input)).
+			K("results").Arr().Obj().K("tokenCount").Int(int64(a.Usage.Output)).
+			K("outputText").Str(a.Text).K("completionReason").Str(reason).End().End()
+		return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: w.End().Bytes()}
+	}
+	pieces := textPieces(a)
+	docs := make([][]byte, len(pieces))
+	for i, p := range pieces {
+		w := (&jsonw{}).Obj().K("outputText").Str(p).K("index").Int(0)
+		if i < len(pieces)-1 {
+			w.K("totalOutputTextTokenCount").Null().K("completionReason").Null().K("inputTextTokenCount").Null()
+		} else {
+			w.K("totalOutputTextTokenCount").Int(int64(a.Usage.Output)).K("completionReason").Str(reason).
+				K("inputTextTokenCount").Int(int64(a.Usage.Input))
+			invocationMetrics(w, a)
+		}
+		docs[i] = w.End().Bytes()
+	}
+	return invokeStream(a, docs)
+}
+
+// writeInvokeLlama writes an InvokeModel answer for a Meta Llama model:
+// whole, {"generation","prompt_token_count","generation_token_count",
+// "stop_reason"}; streamed, a chunk per text piece with the same members,
+// the prompt's count on the first only, the generation's counted so far,
+// stop_reason null but on the last, which also carries
+// amazon-bedrock-invocationMetrics. Llama carries no tool calls and no
+// reasoning (Write refuses calls; reasoning is left out).
+func writeInvokeLlama(a *answer, o WriteOptions) Written {
+	reason := "stop"
+	if a.Finish == FinishLength {
+		reason = "length"
+	}
+	if !o.Stream {
+		w := (&jsonw{}).Obj().K("generation").Str(a.Text).K("prompt_token_count").Int(int64(a.Usage.Input)).
+			K("generation_token_count").Int(int64(a.Usage.Output)).K("stop_reason").Str(reason)
+		return Written{Status: http.StatusOK, Header: converseHeader(converseJSON, a.ID), Body: w.End().Bytes()}
+	}
+	pieces := textPieces(a)
+	docs := make([][]byte, len(pieces))
+	for i, p := range pieces {
+		w := (&jsonw{}).Obj().K("generation").Str(p)
+		if i == 0 {
+			w.K("prompt_token_count").Int(int64(a.Usage.Input))
+		} else {
+			w.K("prompt_token_count").Null()
+		}
+		// The generation's count so far, reaching the usage's on the last.
+		w.K("generation_token_count").Int(int64(a.Usage.Output * (i + 1) / len(pieces)))
+		if i < len(pieces)-1 {
+			w.K("stop_reason").Null()
+		} else {
+			w.K("stop_reason").Str(reason)
+			invocationMetrics(w, a)
+		}
+		docs[i] = w.End().Bytes()
+	}
+	return invokeStream(a, docs)
+}
+
+// textPieces are the text's stream pieces, one empty piece for no text.
+func textPieces(a *answer) []string {
+	if len(a.textPieces) == 0 {
+		return []string{""}
+	}
+	return a.textPieces
 }

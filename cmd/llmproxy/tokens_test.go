@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,7 +31,10 @@ type wireCall struct{ upstream, path, request, answer string }
 // stream_options.include_usage), Responses (response.completed, and a JSON
 // answer), Anthropic (message_start and message_delta, and a JSON answer),
 // Gemini (an SSE stream with thoughtsTokenCount, and a JSON answer),
-// Ollama (the last NDJSON line). Two of them continue a conversation.
+// Ollama (the last NDJSON line), Bedrock InvokeModel (Anthropic's and
+// Nova's event stream chunks, Nova's and Titan's whole answers, Llama's
+// chunks ending with the invocation metrics). Three of them continue a
+// conversation.
 var usageCalls = []wireCall{
 	{"openai", "/openai/v1/chat/completions", "openai-chat-toolcalls.request.json", "openai-chat-toolcalls.response.json"},
 	{"openai", "/openai/v1/chat/completions", "openai-chat-stream-toolcalls.request.json", "openai-chat-stream-toolcalls.sse"},
@@ -42,6 +46,21 @@ var usageCalls = []wireCall{
 	{"gemini", "/gemini/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse", "gemini-streamgeneratecontent-sse-functioncall.request.json", "gemini-streamgeneratecontent-sse-functioncall.sse"},
 	{"gemini", "/gemini/v1beta/models/gemini-2.5-pro:generateContent", "gemini-generatecontent-functioncall.request.json", "gemini-generatecontent-functioncall-thinking.response.json"},
 	{"ollama", "/ollama/api/chat", "ollama-api-chat-stream-toolcalls.request.json", "ollama-api-chat-stream-toolcalls.ndjson"},
+	{"bedrock", "/bedrock/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/invoke-with-response-stream", "bedrock/invoke-anthropic-tooluse.request.json", "bedrock/invoke-stream-anthropic-tooluse.eventstream"},
+	{"bedrock", "/bedrock/model/us.amazon.nova-lite-v1%3A0/invoke-with-response-stream", "bedrock/invoke-nova-tooluse.request.json", "bedrock/invoke-stream-nova-tooluse.eventstream"},
+	{"bedrock", "/bedrock/model/us.amazon.nova-lite-v1%3A0/invoke", "bedrock/invoke-nova-toolresult.request.json", "bedrock/invoke-nova-text.response.json"},
+	{"bedrock", "/bedrock/model/amazon.titan-text-express-v1/invoke", "bedrock/invoke-titan-text.request.json", "bedrock/invoke-titan-text.response.json"},
+	{"bedrock", "/bedrock/model/meta.llama3-8b-instruct-v1%3A0/invoke-with-response-stream", "bedrock/invoke-llama-text.request.json", "bedrock/invoke-stream-llama-text.eventstream"},
+}
+
+// servedCaptured is the fake's script sending a captured answer: an AWS
+// event stream with Bedrock's content type, any other as ServeCaptured
+// does.
+func servedCaptured(name string) fake.Script {
+	if strings.HasSuffix(name, ".eventstream") {
+		return fake.Verbatim(http.StatusOK, http.Header{"Content-Type": {"application/vnd.amazon.eventstream"}}, fake.Captured(name))
+	}
+	return fake.ServeCaptured(name)
 }
 
 // recordUsage records usageCalls through a real proxy from fake upstreams
@@ -50,7 +69,7 @@ func recordUsage(t *testing.T, path string) {
 	t.Helper()
 	answers := map[string][]fake.Script{}
 	for _, c := range usageCalls {
-		answers[c.upstream] = append(answers[c.upstream], fake.ServeCaptured(c.answer))
+		answers[c.upstream] = append(answers[c.upstream], servedCaptured(c.answer))
 	}
 	named := map[string]*url.URL{}
 	for name, scripts := range answers {
@@ -223,7 +242,7 @@ func TestWrapperServedTokens(t *testing.T) {
 	if !strings.HasSuffix(stderr, "llmproxy: "+line+"\n") {
 		t.Errorf("stderr does not end with %q:\n%s", line, stderr)
 	}
-	if !strings.Contains(line, "served 10 request(s) from cassettes") {
+	if !strings.Contains(line, fmt.Sprintf("served %d request(s) from cassettes", len(usageCalls))) {
 		t.Errorf("closing line %q", line)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
