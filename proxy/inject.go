@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -70,30 +68,31 @@ func (s *Server) faultPlan(r *http.Request, se *session, mode Mode) (*faults.Pla
 
 // pickFault numbers a request in its conversation conv of scope (the
 // cassette or scenario) and picks its fault from plan.
-func (s *Server) pickFault(plan *faults.Plan, se *session, scope, conv string) faultPick {
+func (s *Server) pickFault(plan *faults.Plan, se *session, scope string, conv faults.Conversation) faultPick {
 	count := &s.faultCount
 	if se != nil && se.faults != nil && plan == se.faults {
 		count = &se.faultCount
 	}
-	n := count.Next(scope + "\x00" + conv)
+	n := count.Next(scope, conv)
 	return faultPick{f: plan.Pick(conv, n), n: n}
 }
 
 // faultConversation names the conversation of a request for its fault's
-// number: the ConversationHeader, else for a chat API a digest of what
-// opens its conversation (wire.Opening: the same for every request of a
-// conversation, in every process), else "" (the requests of a cassette are
-// then numbered as one sequence).
-func faultConversation(r *http.Request, kind wire.Kind, body []byte) string {
-	if c := r.Header.Get(ConversationHeader); c != "" {
-		return c
+// number: the ConversationHeader, else for a chat API what opens its
+// conversation (wire.OpeningSpans: the same for every request of a
+// conversation, in every process), else none (the requests of a cassette
+// are then numbered as one sequence). Every request pays for it once a
+// fault is configured, so it reads the opening in place and digests it
+// without allocating.
+func faultConversation(r *http.Request, kind wire.Kind, body []byte) faults.Conversation {
+	if vs := r.Header[ConversationHeader]; len(vs) > 0 && vs[0] != "" {
+		return faults.Named(vs[0])
 	}
-	opening := wire.Opening(kind, body)
-	if opening == nil {
-		return ""
+	sys, first, ok := wire.OpeningSpans(kind, body)
+	if !ok {
+		return faults.Named("")
 	}
-	sum := sha256.Sum256(opening)
-	return "opening:" + hex.EncodeToString(sum[:8])
+	return faults.Opening(sys, first)
 }
 
 // faultAnswer is the answer a fault is injected into: a recording's or a
@@ -392,7 +391,7 @@ func (s *Server) mockFaults(w http.ResponseWriter, r *http.Request, start time.T
 	if plan == nil {
 		return nil, true
 	}
-	return func(scenario, conv string) faultPick { return s.pickFault(plan, se, scenario, conv) }, true
+	return func(scenario, conv string) faultPick { return s.pickFault(plan, se, scenario, faults.Named(conv)) }, true
 }
 
 // deliverFault writes a scenario step's answer with a fault; the step is
