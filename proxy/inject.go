@@ -40,6 +40,15 @@ type faultPick struct {
 	n uint64
 }
 
+// inPlace reports whether p's fault may be written from a recording read
+// in place, inside the cassette's read transaction, as an answer without a
+// fault is: it neither waits (timeout, stall, slow would hold the
+// transaction open) nor aborts the handler (cut, reset, timeout panic out
+// of it). A request without a fault is written in place too.
+func (p faultPick) inPlace() bool {
+	return p.f == nil || p.f.Kind == faults.Status || p.f.Kind == faults.Malformed
+}
+
 // faultPlan is the plan a request's faults come from: its FaultHeader's,
 // else its session's, else Config.Faults; nil when it has none. A header
 // the proxy refuses is an error wrapping errHeaderFault.
@@ -322,8 +331,12 @@ func (s *Server) chooseFault(w http.ResponseWriter, x *exchange, se *session) bo
 	return true
 }
 
-// faultAnswer is a recording as a fault sees it.
+// faultAnswer is a recording as a fault sees it. An error status in place
+// of the answer sees only its kind.
 func (s *Server) faultAnswer(x *exchange, served *cassette.Reply) *faultAnswer {
+	if f := x.fault.f; f.Kind == faults.Status && f.Event == 0 {
+		return &faultAnswer{kind: x.kind}
+	}
 	rep := new(cassette.Reply) // a copy, so that only a faulted request puts a reply on the heap
 	*rep = *served
 	framing := wire.FramingNone
