@@ -314,9 +314,14 @@ func resetConn(w http.ResponseWriter) {
 }
 
 // chooseFault picks the fault of a proxied request: false when its
-// FaultHeader was refused (answered 400 here). MCP requests take none.
+// FaultHeader was refused (answered 400 here). MCP requests take none:
+// --fault and a session's faults pass them by, and a FaultHeader on one is
+// refused, so that a test asking for a fault there learns it got none.
 func (s *Server) chooseFault(w http.ResponseWriter, x *exchange, se *session) bool {
 	plan, err := s.faultPlan(x.req, se, x.rules.mode)
+	if err == nil && x.kind == wire.KindMCP && len(x.req.Header[FaultHeader]) > 0 {
+		err = fmt.Errorf("llmproxy: %s: MCP traffic takes no faults; they are injected into LLM answers only (docs/faults.md): %w", FaultHeader, errHeaderFault)
+	}
 	if err != nil {
 		s.log.WarnContext(x.req.Context(), "fault refused", x.logArgs("reason", err.Error())...)
 		failWith(w, x.kind, http.StatusBadRequest, "invalid_request_error", err.Error())

@@ -358,3 +358,26 @@ func TestMockSessionFaults(t *testing.T) {
 		t.Errorf("log %+v: want the fault on step ask, then step ask served", entries)
 	}
 }
+
+// TestFaultsPassMCPBy: MCP traffic takes no faults: --fault leaves a
+// replayed MCP answer as recorded, and a fault header on an MCP request is
+// refused with a JSON-RPC error saying so.
+func TestFaultsPassMCPBy(t *testing.T) {
+	path := recordNotes(t, true)
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "500"), func(c *proxy.Config) {
+		c.AllowHeaderFaults, c.OnExhausted = true, proxy.ExhaustedRepeatLast
+	})
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"test-client","version":"1.0.0"},"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}}}}`
+	if status, _, body := postMCP(t, rep, initialize, nil); status != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Errorf("under --fault 500: %d %s; want the recorded answer", status, body)
+	}
+	status, _, body := postMCP(t, rep, initialize, map[string]string{proxy.FaultHeader: "503"})
+	if status != http.StatusBadRequest || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, "MCP traffic takes no faults") {
+		t.Errorf("fault header: %d %s; want a 400 JSON-RPC error saying MCP takes no faults", status, body)
+	}
+	for _, e := range logEntries(t, rep.URL()) {
+		if e.Fault != "" {
+			t.Errorf("entry %+v: an MCP request was faulted", e)
+		}
+	}
+}
