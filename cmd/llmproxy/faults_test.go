@@ -71,6 +71,33 @@ func TestFaultReport(t *testing.T) {
 	}
 }
 
+// TestFaultFromEnvironment: --fault, --fault-seed and --allow-header-faults
+// are read from LLMPROXY_FAULT, LLMPROXY_FAULT_SEED and
+// LLMPROXY_ALLOW_HEADER_FAULTS like every serving flag; LLMPROXY_FAULT holds
+// one fault, its commas being the fault's options, and a bad one is a
+// usage error naming the variable.
+func TestFaultFromEnvironment(t *testing.T) {
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
+	cas := filepath.Join(t.TempDir(), "c.cassette")
+	sampleCassette(t, cas, 1)
+	t.Setenv("LLMPROXY_FAULT", "429@rate=1.5")
+	if code, _, stderr := cli(t, "replay", "--cassette", cas); code != 2 || !strings.Contains(stderr, `LLMPROXY_FAULT: fault "429@rate=1.5": rate 1.5 is not a number in [0,1]`) {
+		t.Errorf("bad LLMPROXY_FAULT: exit %d, %q; want 2 naming the variable", code, stderr)
+	}
+	t.Setenv("LLMPROXY_FAULT", "503@request=1,retry-after=1s")
+	t.Setenv("LLMPROXY_FAULT_SEED", "9")
+	t.Setenv(childRole, "postpath=/v1/chat/completions|"+hitBody)
+	code, stdout, stderr := cli(t, "replay", "--cassette", cas, "--", self(t))
+	if code != 0 || !strings.Contains(stdout, "status 503") {
+		t.Errorf("LLMPROXY_FAULT=503@request=1,retry-after=1s: exit %d, stdout %q, stderr %s; want the child to get the 503", code, stdout, stderr)
+	}
+	t.Setenv("LLMPROXY_FAULT", "")
+	t.Setenv("LLMPROXY_FAULT_SEED", "many")
+	if code, _, stderr := cli(t, "replay", "--cassette", cas); code != 2 || !strings.Contains(stderr, "LLMPROXY_FAULT_SEED") {
+		t.Errorf("bad LLMPROXY_FAULT_SEED: exit %d, %q; want 2 naming the variable", code, stderr)
+	}
+}
+
 // faultStatuses runs a replay process with flags and returns the statuses
 // of 3 questions asked 8 times each, one after another.
 func faultStatuses(t *testing.T, bin, cas string, flags ...string) string {
