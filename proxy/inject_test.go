@@ -97,26 +97,34 @@ func TestFaultCutSeenByOpenAIGo(t *testing.T) {
 }
 
 // TestFaultStallPastClientTimeout: a stall longer than the client's
-// timeout is the client's timeout error.
+// timeout is the client's timeout error: streamed, after event 2; whole,
+// after the headers, before the body.
 func TestFaultStallPastClientTimeout(t *testing.T) {
-	up := fake.New(t, numberedAnswers(2, 0))
-	path := recordNumbered(t, up, true, "hello")
-	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "stall@event=2,for=1m"))
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err := askChat(ctx, rep.URL(), "hello", true)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want the client's deadline", err)
-	}
-	// The stall ends when the client leaves; the recording stays.
-	got, err := askChat(context.Background(), rep.URL(), "hello", true, option.WithRequestTimeout(100*time.Millisecond))
-	if err == nil || got != "" {
-		t.Fatalf("second request %q, %v: want it stalled too (rate 1)", got, err)
-	}
-	for _, e := range logEntries(t, rep.URL()) {
-		if e.Fault != "stall@event=2,for=1m0s" || !e.Incomplete {
-			t.Errorf("entry %+v: want an incomplete stall", e)
-		}
+	for _, tc := range []struct {
+		stream bool
+		spec   string
+	}{{true, "stall@event=2,for=1m0s"}, {false, "stall@for=1m0s"}} {
+		t.Run(map[bool]string{false: "json", true: "stream"}[tc.stream], func(t *testing.T) {
+			up := fake.New(t, numberedAnswers(2, 0))
+			path := recordNumbered(t, up, tc.stream, "hello")
+			rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, tc.spec))
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := askChat(ctx, rep.URL(), "hello", tc.stream)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want the client's deadline", err)
+			}
+			// The stall ends when the client leaves; the recording stays.
+			got, err := askChat(context.Background(), rep.URL(), "hello", tc.stream, option.WithRequestTimeout(100*time.Millisecond))
+			if err == nil || got != "" {
+				t.Fatalf("second request %q, %v: want it stalled too (rate 1)", got, err)
+			}
+			for _, e := range logEntries(t, rep.URL()) {
+				if e.Fault != tc.spec || !e.Incomplete {
+					t.Errorf("entry %+v: want an incomplete stall", e)
+				}
+			}
+		})
 	}
 }
 
