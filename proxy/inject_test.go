@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -386,6 +387,34 @@ func TestFaultsPassMCPBy(t *testing.T) {
 	for _, e := range logEntries(t, rep.URL()) {
 		if e.Fault != "" {
 			t.Errorf("entry %+v: an MCP request was faulted", e)
+		}
+	}
+}
+
+// TestFaultLogLines: the server's log names each fault injected (which
+// request of its conversation, which fault) and each fault not injected,
+// with why.
+func TestFaultLogLines(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0)) // 4 events
+	path := recordNumbered(t, up, true, "hello")
+	var logs syncBuffer
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "cut@event=9,request=1", "503@request=2"), func(c *proxy.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c.OnExhausted = proxy.ExhaustedRepeatLast
+	})
+	if got, err := askChat(context.Background(), rep.URL(), "hello", true); err != nil || got != "answer 1" {
+		t.Fatalf("request 1: %q, %v; want the recording whole", got, err)
+	}
+	if _, err := askChat(context.Background(), rep.URL(), "hello", true, option.WithMaxRetries(0)); err == nil {
+		t.Fatalf("request 2: want the injected 503")
+	}
+	text := string(logs.Bytes())
+	for _, want := range []string{
+		`msg="fault not injected"`, `fault="cut@request=1,event=9" request=1 reason="cut@request=1,event=9 names event 9, but the stream has 4 events"`,
+		`msg="fault injected"`, `fault="503@request=2" request=2`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the log lacks %q:\n%s", want, text)
 		}
 	}
 }
