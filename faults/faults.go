@@ -240,9 +240,8 @@ func (f *Fault) kindName() string {
 // fixed order.
 func (f Fault) String() string { return string(f.appendSpec(nil)) }
 
-// appendSpec appends String's spec to b. Only a duration that differs from
-// its default allocates (time.Duration.String), so a caller with a buffer
-// on its stack reads most specs without touching the heap.
+// appendSpec appends String's spec to b, so that Chosen can hash it from a
+// buffer on its stack, allocating nothing (BenchmarkChoose).
 func (f *Fault) appendSpec(b []byte) []byte {
 	if f.Kind == Status {
 		b = strconv.AppendInt(b, int64(f.Status), 10)

@@ -254,3 +254,20 @@ func TestChosenIsTheSpecsHash(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChoose is what every request pays once a rate is set: its
+// conversation's digest, its number, and the choice.
+func BenchmarkChoose(b *testing.B) {
+	fs, err := faults.ParseAll([]string{"429@rate=0.1,retry-after=2s"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan := &faults.Plan{Seed: 1, Faults: fs}
+	var c faults.Counter
+	sys, first := []byte(`"You are a helpful assistant."`), []byte(`{"role":"user","content":"What is the weather in Paris today?"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		conv := faults.Opening(sys, first)
+		plan.Pick(conv, c.Next("cassette", conv))
+	}
+}
