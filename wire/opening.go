@@ -6,28 +6,17 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Opening returns the raw JSON that opens a request's conversation: its
-// system prompt where the wire keeps one outside the turns (Anthropic's
-// and Bedrock's system, the Responses instructions, Gemini's
-// systemInstruction), a newline, then its first turn (or a Responses input
-// that is one string). Every request of a conversation resends both as
-// they were, so the opening tells conversations apart without reading the
-// whole request, as ParseRequest would. It is nil when the kind has no
-// turns, the body has none, or it continues a stored Responses answer
+// OpeningSpans returns what opens a request's conversation: its system
+// prompt where the wire keeps one outside the turns (Anthropic's and
+// Bedrock's system, the Responses instructions, Gemini's
+// systemInstruction; nil when there is none) and its first turn (or a
+// Responses input that is one string), as raw JSON. Every request of a
+// conversation resends both as they were, so the opening tells
+// conversations apart without reading the whole request, as ParseRequest
+// would. Both are slices of body itself: nothing is copied, so a caller
+// that only digests them allocates nothing. ok is false when the kind has
+// no turns, the body has none, or it continues a stored Responses answer
 // (previous_response_id), whose first turn is not the conversation's.
-func Opening(kind Kind, body []byte) []byte {
-	sys, first, ok := OpeningSpans(kind, body)
-	if !ok {
-		return nil
-	}
-	out := make([]byte, 0, len(sys)+1+len(first))
-	return append(append(append(out, sys...), '\n'), first...)
-}
-
-// OpeningSpans is Opening in its two parts, the system prompt (nil when
-// there is none) and the first turn, as slices of body itself: it copies
-// nothing, so a caller that only digests them allocates nothing. ok is
-// false where Opening is nil.
 func OpeningSpans(kind Kind, body []byte) (sys, first []byte, ok bool) {
 	path := firstTurnPath(kind)
 	if path == "" || len(body) == 0 {

@@ -25,8 +25,13 @@ func TestOpening(t *testing.T) {
 		{"not JSON", wire.KindOpenAIChat, `{"messages":[`, ""},
 		{"embeddings", wire.KindEmbeddings, `{"input":"hi"}`, ""},
 	} {
-		if got := string(wire.Opening(tc.kind, []byte(tc.body))); got != tc.want {
-			t.Errorf("%s: Opening = %q, want %q", tc.name, got, tc.want)
+		sys, first, ok := wire.OpeningSpans(tc.kind, []byte(tc.body))
+		got := ""
+		if ok {
+			got = string(sys) + "\n" + string(first)
+		}
+		if got != tc.want {
+			t.Errorf("%s: OpeningSpans = %q (system, newline, first turn), want %q", tc.name, got, tc.want)
 		}
 	}
 }
