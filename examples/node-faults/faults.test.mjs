@@ -104,3 +104,8 @@ test('a malformed event is an error', async () => {
     for await (const _ of await story(client, 'a story, malformed', fault('malformed@event=2'))) { /* breaks */ }
   });
 });
+
+test('a malformed body is an error', async () => {
+  const client = new OpenAI({ maxRetries: 0 });
+  await assert.rejects(greet(client, 'hello, malformed', fault('malformed')), (err) => !(err instanceof OpenAI.APIError));
+});
