@@ -238,34 +238,48 @@ func (f *Fault) kindName() string {
 // String is the fault's canonical spec, which Parse reads back to the same
 // Fault: the kind, then the options that differ from the defaults in a
 // fixed order.
-func (f Fault) String() string {
-	var opts []string
-	add := func(name, value string) { opts = append(opts, name+"="+value) }
+func (f Fault) String() string { return string(f.appendSpec(nil)) }
+
+// appendSpec appends String's spec to b, so that Chosen can hash it from a
+// buffer on its stack, allocating nothing (BenchmarkChoose).
+func (f *Fault) appendSpec(b []byte) []byte {
+	if f.Kind == Status {
+		b = strconv.AppendInt(b, int64(f.Status), 10)
+	} else {
+		b = append(b, f.Kind...)
+	}
+	sep := byte('@')
+	opt := func(name string) {
+		b = append(append(b, sep), name...)
+		b = append(b, '=')
+		sep = ','
+	}
 	if f.Rate != 1 {
-		add("rate", strconv.FormatFloat(f.Rate, 'g', -1, 64))
+		opt("rate")
+		b = strconv.AppendFloat(b, f.Rate, 'g', -1, 64)
 	}
 	if f.Request > 0 {
-		add("request", strconv.FormatUint(f.Request, 10))
+		opt("request")
+		b = strconv.AppendUint(b, f.Request, 10)
 	}
 	if f.Event > 0 {
-		add("event", strconv.Itoa(f.Event))
+		opt("event")
+		b = strconv.AppendInt(b, int64(f.Event), 10)
 	}
-	for _, d := range []struct {
+	for _, d := range [...]struct {
 		name string
 		v    time.Duration
 		def  time.Duration
 	}{{"retry-after", f.RetryAfter, 0}, {"after", f.After, DefaultTimeout}, {"for", f.For, DefaultStall}, {"ttfb", f.TTFB, 0}, {"per-event", f.PerEvent, 0}} {
 		if d.v != d.def && f.takes(d.name) {
-			add(d.name, d.v.String())
+			opt(d.name)
+			b = append(b, d.v.String()...)
 		}
 	}
 	if f.Consume {
-		opts = append(opts, "consume")
+		b = append(append(b, sep), "consume"...)
 	}
-	if len(opts) == 0 {
-		return f.kindName()
-	}
-	return f.kindName() + "@" + strings.Join(opts, ",")
+	return b
 }
 
 // ParseAll reads several faults, the error naming the first bad one.
@@ -291,11 +305,34 @@ type Plan struct {
 // Empty reports whether the plan injects nothing.
 func (p *Plan) Empty() bool { return p == nil || len(p.Faults) == 0 }
 
+// Conversation names a conversation for Pick and Counter: a 64-bit digest
+// of what identifies it, the same in every process.
+type Conversation uint64
+
+// Named is the conversation a caller names (a request header); "" is the
+// one sequence of the requests that name none.
+func Named(name string) Conversation {
+	h := newHash(0)
+	h.byte('n')
+	h.str(name)
+	return Conversation(h.sum())
+}
+
+// Opening is the conversation that opens with system prompt sys (nil when
+// there is none) and first turn first, as its requests send them.
+func Opening(sys, first []byte) Conversation {
+	h := newHash(0)
+	h.byte('o')
+	h.bytes(sys)
+	h.bytes(first)
+	return Conversation(h.sum())
+}
+
 // Pick returns the first of the plan's faults that falls on the n-th
-// request (from 1) of the conversation named conv, or nil. Whether a fault
-// falls on it is Chosen(seed, fault, conv, n): the same in every process,
-// whatever the timing.
-func (p *Plan) Pick(conv string, n uint64) *Fault {
+// request (from 1) of conversation conv, or nil. Whether a fault falls on
+// it is Chosen(seed, fault, conv, n): the same in every process, whatever
+// the timing.
+func (p *Plan) Pick(conv Conversation, n uint64) *Fault {
 	if p == nil {
 		return nil
 	}
@@ -311,7 +348,7 @@ func (p *Plan) Pick(conv string, n uint64) *Fault {
 // under seed: never past its Request, always at rate 1, else when a hash of
 // the seed, f's canonical spec, conv and n, read as a number in [0,1), is
 // below the rate.
-func Chosen(seed uint64, f *Fault, conv string, n uint64) bool {
+func Chosen(seed uint64, f *Fault, conv Conversation, n uint64) bool {
 	switch {
 	case f.Request > 0 && n != f.Request:
 		return false
@@ -320,9 +357,10 @@ func Chosen(seed uint64, f *Fault, conv string, n uint64) bool {
 	case f.Rate <= 0:
 		return false
 	}
+	var buf [64]byte
 	h := newHash(seed)
-	h.str(f.String())
-	h.str(conv)
+	h.bytes(f.appendSpec(buf[:0]))
+	h.u64(uint64(conv))
 	h.u64(n)
 	return float64(h.sum()>>11)/(1<<53) < f.Rate
 }
@@ -352,6 +390,13 @@ func (h *hash) str(s string) {
 	}
 }
 
+func (h *hash) bytes(b []byte) {
+	h.u64(uint64(len(b)))
+	for _, c := range b {
+		h.byte(c)
+	}
+}
+
 func (h hash) sum() uint64 {
 	z := uint64(h) + 0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
@@ -364,21 +409,30 @@ func (h hash) sum() uint64 {
 // this numbers the later ones from 1 again, still the same in every run).
 const MaxConversations = 1 << 16
 
-// Counter numbers the requests of each conversation from 1, in the order
-// they arrive within it. It is safe for concurrent use; the zero value is
-// ready.
+// Counter numbers the requests of each conversation of each scope (a
+// cassette, a scenario) from 1, in the order they arrive within it. It is
+// safe for concurrent use; the zero value is ready. Counting allocates
+// nothing but the first request of a conversation's place in its map.
 type Counter struct {
 	mu sync.Mutex
-	n  map[string]uint64
+	n  map[counted]uint64
 }
 
-// Next returns the number of this request in conversation conv.
-func (c *Counter) Next(conv string) uint64 {
+// counted is a conversation of a scope.
+type counted struct {
+	scope string
+	conv  Conversation
+}
+
+// Next returns the number of this request in conversation conv of scope.
+func (c *Counter) Next(scope string, conv Conversation) uint64 {
+	k := counted{scope, conv}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.n[conv]; !ok && len(c.n) >= MaxConversations || c.n == nil {
-		c.n = map[string]uint64{}
+	if _, ok := c.n[k]; !ok && len(c.n) >= MaxConversations || c.n == nil {
+		c.n = map[counted]uint64{}
 	}
-	c.n[conv]++
-	return c.n[conv]
+	n := c.n[k] + 1
+	c.n[k] = n
+	return n
 }

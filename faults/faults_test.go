@@ -115,8 +115,8 @@ func faulted(plan *faults.Plan, convs, n int, parallel bool) []string {
 	)
 	run := func(conv string) {
 		for range n {
-			k := c.Next(conv)
-			if f := plan.Pick(conv, k); f != nil {
+			k := c.Next("scope", faults.Named(conv))
+			if f := plan.Pick(faults.Named(conv), k); f != nil {
 				mu.Lock()
 				out = append(out, fmt.Sprintf("%s#%d:%s", conv, k, f))
 				mu.Unlock()
@@ -164,44 +164,110 @@ func TestPickRateAndRequest(t *testing.T) {
 	all, _ := faults.Parse("500")
 	none, _ := faults.Parse("500@rate=0")
 	first, _ := faults.Parse("429@request=1")
+	c := faults.Named("c")
 	for n := uint64(1); n <= 100; n++ {
-		if !faults.Chosen(1, &all, "c", n) {
+		if !faults.Chosen(1, &all, c, n) {
 			t.Fatalf("rate 1 skipped request %d", n)
 		}
-		if faults.Chosen(1, &none, "c", n) {
+		if faults.Chosen(1, &none, c, n) {
 			t.Fatalf("rate 0 faulted request %d", n)
 		}
-		if faults.Chosen(1, &first, "c", n) != (n == 1) {
-			t.Fatalf("request=1 chose request %d: %v", n, faults.Chosen(1, &first, "c", n))
+		if faults.Chosen(1, &first, c, n) != (n == 1) {
+			t.Fatalf("request=1 chose request %d: %v", n, faults.Chosen(1, &first, c, n))
 		}
 	}
 	var empty *faults.Plan
-	if !empty.Empty() || empty.Pick("c", 1) != nil {
+	if !empty.Empty() || empty.Pick(c, 1) != nil {
 		t.Fatal("a nil plan injects something")
 	}
 	plan := faults.Plan{Faults: []faults.Fault{none, first, all}}
-	if got := plan.Pick("c", 1); got == nil || got.Status != 429 {
+	if got := plan.Pick(c, 1); got == nil || got.Status != 429 {
 		t.Fatalf("Pick(1) = %v, want the first fault that falls: 429", got)
 	}
-	if got := plan.Pick("c", 2); got == nil || got.Status != 500 {
+	if got := plan.Pick(c, 2); got == nil || got.Status != 500 {
 		t.Fatalf("Pick(2) = %v, want 500", got)
 	}
 }
 
 func TestCounter(t *testing.T) {
 	var c faults.Counter
+	a, b := faults.Named("a"), faults.Named("b")
 	for want := uint64(1); want <= 3; want++ {
-		if got := c.Next("a"); got != want {
-			t.Fatalf("Next(a) = %d, want %d", got, want)
+		if got := c.Next("s", a); got != want {
+			t.Fatalf("Next(s, a) = %d, want %d", got, want)
 		}
 	}
-	if got := c.Next("b"); got != 1 {
-		t.Fatalf("Next(b) = %d, want 1", got)
+	if got := c.Next("s", b); got != 1 {
+		t.Fatalf("Next(s, b) = %d, want 1", got)
+	}
+	if got := c.Next("other", a); got != 1 {
+		t.Fatalf("Next(other, a) = %d, want 1: another scope counts apart", got)
 	}
 	for i := range faults.MaxConversations {
-		c.Next(fmt.Sprint("x", i))
+		c.Next("s", faults.Named(fmt.Sprint("x", i)))
 	}
-	if got := c.Next("a"); got != 1 {
-		t.Fatalf("after MaxConversations, Next(a) = %d, want 1 (counted afresh)", got)
+	if got := c.Next("s", a); got != 1 {
+		t.Fatalf("after MaxConversations, Next(s, a) = %d, want 1 (counted afresh)", got)
+	}
+}
+
+// TestConversations: a named conversation and an opening are digests of
+// what identifies them, apart from each other.
+func TestConversations(t *testing.T) {
+	if faults.Named("a") != faults.Named("a") || faults.Named("a") == faults.Named("b") || faults.Named("") == faults.Opening(nil, nil) {
+		t.Errorf("Named: the same name must give the same conversation, others others")
+	}
+	if faults.Opening([]byte("s"), []byte("t")) != faults.Opening([]byte("s"), []byte("t")) ||
+		faults.Opening([]byte("st"), nil) == faults.Opening([]byte("s"), []byte("t")) {
+		t.Errorf("Opening: the system prompt and first turn are told apart")
+	}
+}
+
+// TestChoosingAllocatesNothing: once a rate is set every request pays for
+// the choice, so numbering and choosing a request costs no allocation.
+func TestChoosingAllocatesNothing(t *testing.T) {
+	fs, err := faults.ParseAll([]string{"429@rate=0.1", "cut@rate=0.05,event=2,consume"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := &faults.Plan{Seed: 1, Faults: fs}
+	var c faults.Counter
+	sys, first := []byte(`"be brief"`), []byte(`{"role":"user","content":"hi"}`)
+	c.Next("s", faults.Opening(sys, first)) // the conversation's first request adds it to the map
+	if n := testing.AllocsPerRun(1000, func() {
+		conv := faults.Opening(sys, first)
+		plan.Pick(conv, c.Next("s", conv))
+	}); n != 0 {
+		t.Errorf("choosing allocates %v times a request, want 0", n)
+	}
+}
+
+// TestChosenIsTheSpecsHash: the choice hashes the canonical spec, so two
+// ways of writing one fault fall on the same requests.
+func TestChosenIsTheSpecsHash(t *testing.T) {
+	a, _ := faults.Parse("429@retry-after=2s,rate=0.3")
+	b, _ := faults.Parse(" 429 @ rate=0.30 , retry-after=2000ms")
+	conv := faults.Named("c")
+	for n := uint64(1); n <= 200; n++ {
+		if faults.Chosen(5, &a, conv, n) != faults.Chosen(5, &b, conv, n) {
+			t.Fatalf("request %d: %s and %s chosen differently", n, &a, &b)
+		}
+	}
+}
+
+// BenchmarkChoose is what every request pays once a rate is set: its
+// conversation's digest, its number, and the choice.
+func BenchmarkChoose(b *testing.B) {
+	fs, err := faults.ParseAll([]string{"429@rate=0.1,retry-after=2s"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan := &faults.Plan{Seed: 1, Faults: fs}
+	var c faults.Counter
+	sys, first := []byte(`"You are a helpful assistant."`), []byte(`{"role":"user","content":"What is the weather in Paris today?"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		conv := faults.Opening(sys, first)
+		plan.Pick(conv, c.Next("cassette", conv))
 	}
 }

@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +40,15 @@ type faultPick struct {
 	n uint64
 }
 
+// inPlace reports whether p's fault may be written from a recording read
+// in place, inside the cassette's read transaction, as an answer without a
+// fault is: it neither waits (timeout, stall, slow would hold the
+// transaction open) nor aborts the handler (cut, reset, timeout panic out
+// of it). A request without a fault is written in place too.
+func (p faultPick) inPlace() bool {
+	return p.f == nil || p.f.Kind == faults.Status || p.f.Kind == faults.Malformed
+}
+
 // faultPlan is the plan a request's faults come from: its FaultHeader's,
 // else its session's, else Config.Faults; nil when it has none. A header
 // the proxy refuses is an error wrapping errHeaderFault.
@@ -70,30 +77,31 @@ func (s *Server) faultPlan(r *http.Request, se *session, mode Mode) (*faults.Pla
 
 // pickFault numbers a request in its conversation conv of scope (the
 // cassette or scenario) and picks its fault from plan.
-func (s *Server) pickFault(plan *faults.Plan, se *session, scope, conv string) faultPick {
+func (s *Server) pickFault(plan *faults.Plan, se *session, scope string, conv faults.Conversation) faultPick {
 	count := &s.faultCount
 	if se != nil && se.faults != nil && plan == se.faults {
 		count = &se.faultCount
 	}
-	n := count.Next(scope + "\x00" + conv)
+	n := count.Next(scope, conv)
 	return faultPick{f: plan.Pick(conv, n), n: n}
 }
 
 // faultConversation names the conversation of a request for its fault's
-// number: the ConversationHeader, else for a chat API a digest of what
-// opens its conversation (wire.Opening: the same for every request of a
-// conversation, in every process), else "" (the requests of a cassette are
-// then numbered as one sequence).
-func faultConversation(r *http.Request, kind wire.Kind, body []byte) string {
-	if c := r.Header.Get(ConversationHeader); c != "" {
-		return c
+// number: the ConversationHeader, else for a chat API what opens its
+// conversation (wire.OpeningSpans: the same for every request of a
+// conversation, in every process), else none (the requests of a cassette
+// are then numbered as one sequence). Every request pays for it once a
+// fault is configured, so it reads the opening in place and digests it
+// without allocating.
+func faultConversation(r *http.Request, kind wire.Kind, body []byte) faults.Conversation {
+	if vs := r.Header[ConversationHeader]; len(vs) > 0 && vs[0] != "" {
+		return faults.Named(vs[0])
 	}
-	opening := wire.Opening(kind, body)
-	if opening == nil {
-		return ""
+	sys, first, ok := wire.OpeningSpans(kind, body)
+	if !ok {
+		return faults.Named("")
 	}
-	sum := sha256.Sum256(opening)
-	return "opening:" + hex.EncodeToString(sum[:8])
+	return faults.Opening(sys, first)
 }
 
 // faultAnswer is the answer a fault is injected into: a recording's or a
@@ -306,9 +314,14 @@ func resetConn(w http.ResponseWriter) {
 }
 
 // chooseFault picks the fault of a proxied request: false when its
-// FaultHeader was refused (answered 400 here). MCP requests take none.
+// FaultHeader was refused (answered 400 here). MCP requests take none:
+// --fault and a session's faults pass them by, and a FaultHeader on one is
+// refused, so that a test asking for a fault there learns it got none.
 func (s *Server) chooseFault(w http.ResponseWriter, x *exchange, se *session) bool {
 	plan, err := s.faultPlan(x.req, se, x.rules.mode)
+	if err == nil && x.kind == wire.KindMCP && len(x.req.Header[FaultHeader]) > 0 {
+		err = fmt.Errorf("llmproxy: %s: MCP traffic takes no faults; they are injected into LLM answers only (docs/faults.md): %w", FaultHeader, errHeaderFault)
+	}
 	if err != nil {
 		s.log.WarnContext(x.req.Context(), "fault refused", x.logArgs("reason", err.Error())...)
 		failWith(w, x.kind, http.StatusBadRequest, "invalid_request_error", err.Error())
@@ -323,8 +336,12 @@ func (s *Server) chooseFault(w http.ResponseWriter, x *exchange, se *session) bo
 	return true
 }
 
-// faultAnswer is a recording as a fault sees it.
+// faultAnswer is a recording as a fault sees it. An error status in place
+// of the answer sees only its kind.
 func (s *Server) faultAnswer(x *exchange, served *cassette.Reply) *faultAnswer {
+	if f := x.fault.f; f.Kind == faults.Status && f.Event == 0 {
+		return &faultAnswer{kind: x.kind}
+	}
 	rep := new(cassette.Reply) // a copy, so that only a faulted request puts a reply on the heap
 	*rep = *served
 	framing := wire.FramingNone
@@ -392,7 +409,7 @@ func (s *Server) mockFaults(w http.ResponseWriter, r *http.Request, start time.T
 	if plan == nil {
 		return nil, true
 	}
-	return func(scenario, conv string) faultPick { return s.pickFault(plan, se, scenario, conv) }, true
+	return func(scenario, conv string) faultPick { return s.pickFault(plan, se, scenario, faults.Named(conv)) }, true
 }
 
 // deliverFault writes a scenario step's answer with a fault; the step is

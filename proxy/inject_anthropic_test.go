@@ -86,6 +86,16 @@ func TestFaultsThroughAnthropicSDK(t *testing.T) {
 				t.Errorf("then %q, %v; want the recording", stop, err)
 			}
 		})
+		t.Run(name+"/stall", func(t *testing.T) {
+			spec := map[bool]string{false: "stall@for=1m", true: "stall@event=2,for=1m"}[stream]
+			rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, spec))
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			want := map[bool]int{false: 0, true: 2}[stream]
+			if events, _, err := askAnthropic(ctx, rep.URL(), stream); !errors.Is(err, context.DeadlineExceeded) || events != want {
+				t.Errorf("%d events, err %v; want %d events, then the client's deadline", events, err, want)
+			}
+		})
 		if !stream {
 			continue
 		}
@@ -102,14 +112,6 @@ func TestFaultsThroughAnthropicSDK(t *testing.T) {
 			_, _, err := askAnthropic(context.Background(), rep.URL(), true)
 			if err == nil || !strings.Contains(err.Error(), "overloaded_error") || !strings.Contains(err.Error(), "injected fault") {
 				t.Errorf("err = %v, want the overloaded error event", err)
-			}
-		})
-		t.Run("stall", func(t *testing.T) {
-			rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "stall@event=2,for=1m"))
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-			defer cancel()
-			if events, _, err := askAnthropic(ctx, rep.URL(), true); !errors.Is(err, context.DeadlineExceeded) || events != 2 {
-				t.Errorf("%d events, err %v; want 2 events, then the client's deadline", events, err)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -97,26 +98,34 @@ func TestFaultCutSeenByOpenAIGo(t *testing.T) {
 }
 
 // TestFaultStallPastClientTimeout: a stall longer than the client's
-// timeout is the client's timeout error.
+// timeout is the client's timeout error: streamed, after event 2; whole,
+// after the headers, before the body.
 func TestFaultStallPastClientTimeout(t *testing.T) {
-	up := fake.New(t, numberedAnswers(2, 0))
-	path := recordNumbered(t, up, true, "hello")
-	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "stall@event=2,for=1m"))
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err := askChat(ctx, rep.URL(), "hello", true)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want the client's deadline", err)
-	}
-	// The stall ends when the client leaves; the recording stays.
-	got, err := askChat(context.Background(), rep.URL(), "hello", true, option.WithRequestTimeout(100*time.Millisecond))
-	if err == nil || got != "" {
-		t.Fatalf("second request %q, %v: want it stalled too (rate 1)", got, err)
-	}
-	for _, e := range logEntries(t, rep.URL()) {
-		if e.Fault != "stall@event=2,for=1m0s" || !e.Incomplete {
-			t.Errorf("entry %+v: want an incomplete stall", e)
-		}
+	for _, tc := range []struct {
+		stream bool
+		spec   string
+	}{{true, "stall@event=2,for=1m0s"}, {false, "stall@for=1m0s"}} {
+		t.Run(map[bool]string{false: "json", true: "stream"}[tc.stream], func(t *testing.T) {
+			up := fake.New(t, numberedAnswers(2, 0))
+			path := recordNumbered(t, up, tc.stream, "hello")
+			rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, tc.spec))
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			_, err := askChat(ctx, rep.URL(), "hello", tc.stream)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want the client's deadline", err)
+			}
+			// The stall ends when the client leaves; the recording stays.
+			got, err := askChat(context.Background(), rep.URL(), "hello", tc.stream, option.WithRequestTimeout(100*time.Millisecond))
+			if err == nil || got != "" {
+				t.Fatalf("second request %q, %v: want it stalled too (rate 1)", got, err)
+			}
+			for _, e := range logEntries(t, rep.URL()) {
+				if e.Fault != tc.spec || !e.Incomplete {
+					t.Errorf("entry %+v: want an incomplete stall", e)
+				}
+			}
+		})
 	}
 }
 
@@ -356,5 +365,56 @@ func TestMockSessionFaults(t *testing.T) {
 	}
 	if len(entries) != 2 || entries[0].Fault != "503@request=1" || entries[0].Step != "ask" || entries[1].Fault != "" || entries[1].Step != "ask" {
 		t.Errorf("log %+v: want the fault on step ask, then step ask served", entries)
+	}
+}
+
+// TestFaultsPassMCPBy: MCP traffic takes no faults: --fault leaves a
+// replayed MCP answer as recorded, and a fault header on an MCP request is
+// refused with a JSON-RPC error saying so.
+func TestFaultsPassMCPBy(t *testing.T) {
+	path := recordNotes(t, true)
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "500"), func(c *proxy.Config) {
+		c.AllowHeaderFaults, c.OnExhausted = true, proxy.ExhaustedRepeatLast
+	})
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"test-client","version":"1.0.0"},"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}}}}`
+	if status, _, body := postMCP(t, rep, initialize, nil); status != http.StatusOK || !strings.Contains(body, `"result"`) {
+		t.Errorf("under --fault 500: %d %s; want the recorded answer", status, body)
+	}
+	status, _, body := postMCP(t, rep, initialize, map[string]string{proxy.FaultHeader: "503"})
+	if status != http.StatusBadRequest || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, "MCP traffic takes no faults") {
+		t.Errorf("fault header: %d %s; want a 400 JSON-RPC error saying MCP takes no faults", status, body)
+	}
+	for _, e := range logEntries(t, rep.URL()) {
+		if e.Fault != "" {
+			t.Errorf("entry %+v: an MCP request was faulted", e)
+		}
+	}
+}
+
+// TestFaultLogLines: the server's log names each fault injected (which
+// request of its conversation, which fault) and each fault not injected,
+// with why.
+func TestFaultLogLines(t *testing.T) {
+	up := fake.New(t, numberedAnswers(1, 0)) // 4 events
+	path := recordNumbered(t, up, true, "hello")
+	var logs syncBuffer
+	rep := startProxy(t, proxy.ModeReplay, path, "", withFaults(t, 1, "cut@event=9,request=1", "503@request=2"), func(c *proxy.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		c.OnExhausted = proxy.ExhaustedRepeatLast
+	})
+	if got, err := askChat(context.Background(), rep.URL(), "hello", true); err != nil || got != "answer 1" {
+		t.Fatalf("request 1: %q, %v; want the recording whole", got, err)
+	}
+	if _, err := askChat(context.Background(), rep.URL(), "hello", true, option.WithMaxRetries(0)); err == nil {
+		t.Fatalf("request 2: want the injected 503")
+	}
+	text := string(logs.Bytes())
+	for _, want := range []string{
+		`msg="fault not injected"`, `fault="cut@request=1,event=9" request=1 reason="cut@request=1,event=9 names event 9, but the stream has 4 events"`,
+		`msg="fault injected"`, `fault="503@request=2" request=2`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the log lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,8 @@ type faultWire struct {
 	path, streamPath   string
 	body, streamBody   string
 	streamErrorMarkers string // what the stream error event carries on this wire
+	// streamWhole is what a whole stream carries ("call_paris" when "").
+	streamWhole string
 }
 
 func faultWires() []faultWire {
@@ -26,23 +29,32 @@ func faultWires() []faultWire {
 	return []faultWire{
 		{"openai-chat", "/v1/chat/completions", "/v1/chat/completions",
 			`{"model":"gpt-4o-mini","messages":[{"role":"user","content":` + q + `}]}`,
-			`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":` + q + `}]}`, `data: {"error"`},
+			`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":` + q + `}]}`, `data: {"error"`, ""},
 		{"openai-responses", "/v1/responses", "/v1/responses",
 			`{"model":"gpt-4o-mini","input":[{"role":"user","content":` + q + `}]}`,
-			`{"model":"gpt-4o-mini","stream":true,"input":[{"role":"user","content":` + q + `}]}`, "event: error"},
+			`{"model":"gpt-4o-mini","stream":true,"input":[{"role":"user","content":` + q + `}]}`, "event: error", ""},
 		{"anthropic", "/anthropic/v1/messages", "/anthropic/v1/messages",
 			`{"model":"claude-sonnet-4-6","max_tokens":512,"messages":[{"role":"user","content":` + q + `}]}`,
-			`{"model":"claude-sonnet-4-6","max_tokens":512,"stream":true,"messages":[{"role":"user","content":` + q + `}]}`, "event: error"},
+			`{"model":"claude-sonnet-4-6","max_tokens":512,"stream":true,"messages":[{"role":"user","content":` + q + `}]}`, "event: error", ""},
 		{"gemini", "/gemini/v1beta/models/gemini-2.5-flash:generateContent", "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
 			`{"contents":[{"role":"user","parts":[{"text":` + q + `}]}]}`,
-			`{"contents":[{"role":"user","parts":[{"text":` + q + `}]}]}`, `data: {"error"`},
+			`{"contents":[{"role":"user","parts":[{"text":` + q + `}]}]}`, `data: {"error"`, ""},
 		{"ollama", "/ollama/api/chat", "/ollama/api/chat",
 			`{"model":"llama3.2","stream":false,"messages":[{"role":"user","content":` + q + `}]}`,
-			`{"model":"llama3.2","messages":[{"role":"user","content":` + q + `}]}`, `{"error"`},
+			`{"model":"llama3.2","messages":[{"role":"user","content":` + q + `}]}`, `{"error"`, ""},
 		{"bedrock-converse", "/bedrock/model/m/converse", "/bedrock/model/m/converse-stream",
 			`{"messages":[{"role":"user","content":[{"text":` + q + `}]}]}`,
-			`{"messages":[{"role":"user","content":[{"text":` + q + `}]}]}`, ":exception-type"},
+			`{"messages":[{"role":"user","content":[{"text":` + q + `}]}]}`, ":exception-type", ""},
+		{"bedrock-invoke", "/bedrock/model/" + bedrockModel + "/invoke", "/bedrock/model/" + bedrockModel + "/invoke-with-response-stream",
+			string(invokeBody("")), string(invokeBody("")), ":exception-type", invokeChunk(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"call_paris"`)},
 	}
+}
+
+// invokeChunk is what an InvokeModelWithResponseStream chunk whose event
+// starts with prefix carries: the prefix in base64, up to its last whole
+// group of three bytes.
+func invokeChunk(prefix string) string {
+	return base64.StdEncoding.EncodeToString([]byte(prefix[:len(prefix)/3*3]))
 }
 
 // faultResult is what a client got from a faulted request.
@@ -79,17 +91,20 @@ func postFault(t *testing.T, base, path, body, conv, fault string) faultResult {
 // wire mock writes, whole and streamed, and checks what a client gets.
 func TestFaultKindsOnEveryWire(t *testing.T) {
 	m := startMock(t, []string{weatherScenario}, func(c *proxy.Config) { c.AllowHeaderFaults = true })
-	whole := func(t *testing.T, r faultResult) {
-		t.Helper()
-		if r.err != nil || r.readErr != nil || r.status != 200 || !bytes.Contains(r.body, []byte("call_paris")) {
-			t.Errorf("got %v %v %d %q; want the whole answer", r.err, r.readErr, r.status, r.body)
-		}
-	}
 	for _, fw := range faultWires() {
 		for _, stream := range []bool{false, true} {
-			path, body := fw.path, fw.body
+			path, body, marker := fw.path, fw.body, "call_paris"
 			if stream {
 				path, body = fw.streamPath, fw.streamBody
+				if fw.streamWhole != "" {
+					marker = fw.streamWhole
+				}
+			}
+			whole := func(t *testing.T, r faultResult) {
+				t.Helper()
+				if r.err != nil || r.readErr != nil || r.status != 200 || !bytes.Contains(r.body, []byte(marker)) {
+					t.Errorf("got %v %v %d %q; want the whole answer", r.err, r.readErr, r.status, r.body)
+				}
 			}
 			n := 0
 			send := func(t *testing.T, fault string) faultResult {

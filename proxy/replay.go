@@ -80,7 +80,7 @@ type serving struct {
 // it is copied out and written after the transaction ends.
 func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64) (serving, error) {
 	t := serving{ids: ids}
-	fromPage := x.tape.c.ReadOnly() && s.cfg.Pace != PaceRecorded && s.cfg.Latency <= 0 && x.fault.f == nil
+	fromPage := x.tape.c.ReadOnly() && s.cfg.Pace != PaceRecorded && s.cfg.Latency <= 0 && x.fault.inPlace()
 	var (
 		p    pick
 		held cassette.Reply // the copy served after the transaction

@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/wire"
@@ -24,8 +25,32 @@ func TestOpening(t *testing.T) {
 		{"not JSON", wire.KindOpenAIChat, `{"messages":[`, ""},
 		{"embeddings", wire.KindEmbeddings, `{"input":"hi"}`, ""},
 	} {
-		if got := string(wire.Opening(tc.kind, []byte(tc.body))); got != tc.want {
-			t.Errorf("%s: Opening = %q, want %q", tc.name, got, tc.want)
+		sys, first, ok := wire.OpeningSpans(tc.kind, []byte(tc.body))
+		got := ""
+		if ok {
+			got = string(sys) + "\n" + string(first)
 		}
+		if got != tc.want {
+			t.Errorf("%s: OpeningSpans = %q (system, newline, first turn), want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestOpeningSpans: the spans are Opening's parts, read in place: they
+// point into the body and cost no allocation.
+func TestOpeningSpans(t *testing.T) {
+	body := []byte(`{"system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}]}`)
+	sys, first, ok := wire.OpeningSpans(wire.KindAnthropicMessages, body)
+	if !ok || string(sys) != `"be brief"` || string(first) != `{"role":"user","content":"hi"}` {
+		t.Fatalf("spans %q, %q, %v", sys, first, ok)
+	}
+	if &first[0] != &body[strings.Index(string(body), `{"role"`)] {
+		t.Errorf("the first turn is a copy, not a slice of the body")
+	}
+	if n := testing.AllocsPerRun(100, func() { wire.OpeningSpans(wire.KindAnthropicMessages, body) }); n != 0 {
+		t.Errorf("OpeningSpans allocates %v times, want 0", n)
+	}
+	if _, _, ok := wire.OpeningSpans(wire.KindOpenAIChat, nil); ok {
+		t.Errorf("an empty body has an opening")
 	}
 }

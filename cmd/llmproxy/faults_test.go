@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,44 +72,88 @@ func TestFaultReport(t *testing.T) {
 	}
 }
 
+// TestFaultFromEnvironment: --fault, --fault-seed and --allow-header-faults
+// are read from LLMPROXY_FAULT, LLMPROXY_FAULT_SEED and
+// LLMPROXY_ALLOW_HEADER_FAULTS like every serving flag; LLMPROXY_FAULT holds
+// one fault, its commas being the fault's options, and a bad one is a
+// usage error naming the variable.
+func TestFaultFromEnvironment(t *testing.T) {
+	exampletest.Unsetenv(t, "LLMPROXY_LISTEN")
+	cas := filepath.Join(t.TempDir(), "c.cassette")
+	sampleCassette(t, cas, 1)
+	t.Setenv("LLMPROXY_FAULT", "429@rate=1.5")
+	if code, _, stderr := cli(t, "replay", "--cassette", cas); code != 2 || !strings.Contains(stderr, `LLMPROXY_FAULT: fault "429@rate=1.5": rate 1.5 is not a number in [0,1]`) {
+		t.Errorf("bad LLMPROXY_FAULT: exit %d, %q; want 2 naming the variable", code, stderr)
+	}
+	t.Setenv("LLMPROXY_FAULT", "503@request=1,retry-after=1s")
+	t.Setenv("LLMPROXY_FAULT_SEED", "9")
+	t.Setenv(childRole, "postpath=/v1/chat/completions|"+hitBody)
+	code, stdout, stderr := cli(t, "replay", "--cassette", cas, "--", self(t))
+	if code != 0 || !strings.Contains(stdout, "status 503") {
+		t.Errorf("LLMPROXY_FAULT=503@request=1,retry-after=1s: exit %d, stdout %q, stderr %s; want the child to get the 503", code, stdout, stderr)
+	}
+	t.Setenv("LLMPROXY_FAULT", "")
+	t.Setenv("LLMPROXY_FAULT_SEED", "many")
+	if code, _, stderr := cli(t, "replay", "--cassette", cas); code != 2 || !strings.Contains(stderr, "LLMPROXY_FAULT_SEED") {
+		t.Errorf("bad LLMPROXY_FAULT_SEED: exit %d, %q; want 2 naming the variable", code, stderr)
+	}
+}
+
 // faultStatuses runs a replay process with flags and returns the statuses
-// of 3 questions asked 8 times each, one after another.
-func faultStatuses(t *testing.T, bin, cas string, flags ...string) string {
+// of 8 conversations (8 questions) of 6 requests each, asked one
+// conversation after another or all 8 at once, listed by conversation.
+func faultStatuses(t *testing.T, bin, cas string, parallel bool, flags ...string) string {
 	t.Helper()
 	p := startProc(t, bin, true, append([]string{"replay", "--cassette", cas, "--listen", "127.0.0.1:0", "--on-exhausted", "repeat-last"}, flags...)...)
 	defer p.kill(t)
-	var b strings.Builder
-	for round := range 8 {
-		for q := range 3 {
+	const conversations, rounds = 8, 6
+	got := make([]string, conversations)
+	ask := func(q int) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "question %d:", q)
+		for round := range rounds {
 			body := fmt.Sprintf(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"question %d MARKER"}]}`, q)
 			resp, err := http.Post(p.base+"/v1/chat/completions", "application/json", strings.NewReader(body))
 			if err != nil {
-				t.Fatalf("round %d, question %d: %v", round, q, err)
+				t.Errorf("question %d, round %d: %v", q, round, err)
+				return
 			}
 			resp.Body.Close()
-			fmt.Fprintf(&b, "%d ", resp.StatusCode)
+			fmt.Fprintf(&b, " %d", resp.StatusCode)
+		}
+		got[q] = b.String()
+	}
+	var wg sync.WaitGroup
+	for q := range conversations {
+		if parallel {
+			wg.Add(1)
+			go func() { defer wg.Done(); ask(q) }()
+		} else {
+			ask(q)
 		}
 	}
-	return b.String()
+	wg.Wait()
+	return strings.Join(got, "\n")
 }
 
 // TestFaultSeedAcrossProcesses: two processes given the same seed fault
-// the same requests; another seed faults others.
+// the same requests, the second asked by 8 conversations at once; another
+// seed faults others.
 func TestFaultSeedAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	bin := exampletest.BuildLLMProxy(t)
 	cas := filepath.Join(t.TempDir(), "c.cassette")
-	sampleCassette(t, cas, 3)
-	first := faultStatuses(t, bin, cas, "--fault", "500@rate=0.3", "--fault-seed", "42")
+	sampleCassette(t, cas, 8)
+	first := faultStatuses(t, bin, cas, false, "--fault", "500@rate=0.3", "--fault-seed", "42")
 	if !strings.Contains(first, "500") || !strings.Contains(first, "200") {
 		t.Fatalf("statuses %s: want some 500s among the 200s", first)
 	}
-	if second := faultStatuses(t, bin, cas, "--fault", "500@rate=0.3", "--fault-seed", "42"); second != first {
-		t.Errorf("same seed, another process:\n%s\nwant\n%s", second, first)
+	if second := faultStatuses(t, bin, cas, true, "--fault", "500@rate=0.3", "--fault-seed", "42"); second != first {
+		t.Errorf("same seed, another process, 8 conversations at once:\n%s\nwant\n%s", second, first)
 	}
-	if other := faultStatuses(t, bin, cas, "--fault", "500@rate=0.3", "--fault-seed", "43"); other == first {
+	if other := faultStatuses(t, bin, cas, false, "--fault", "500@rate=0.3", "--fault-seed", "43"); other == first {
 		t.Errorf("seeds 42 and 43 fault the same requests: %s", other)
 	}
 }
