@@ -11,8 +11,7 @@ import (
 // TestPageWalkReadsBoundedly checks what the walk reads, not how long it
 // takes: its buffers never exceed maxRunBytes however large the file, and
 // the overflow pages of large values are not read, so a file of large
-// values costs far less than its size. Through its window (see window) it
-// takes the same bytes as it reads with ReadAt.
+// values costs far less than its size.
 func TestPageWalkReadsBoundedly(t *testing.T) {
 	page := os.Getpagesize()
 	for _, tc := range []struct {
@@ -51,19 +50,6 @@ func TestPageWalkReadsBoundedly(t *testing.T) {
 			w := &walker{f: f, size: st.Size()}
 			if err := w.walk(); err != nil {
 				t.Fatal(err)
-			}
-			// Through the window, it takes the same bytes, and maps
-			// no more at once than its window.
-			mapped := &walker{f: f, size: st.Size(), win: newWindow(f, st.Size())}
-			if err := mapped.walkGuarded(); err != nil {
-				t.Fatal(err)
-			}
-			mapped.win.close()
-			if mapped.stats != w.stats {
-				t.Errorf("through the window the walk took %+v, reading %+v", mapped.stats, w.stats)
-			}
-			if mapped.win != nil && (mapped.win.maps == 0 || len(mapped.win.b) > 0) {
-				t.Errorf("the window was mapped %d times, and holds %d bytes after the walk", mapped.win.maps, len(mapped.win.b))
 			}
 			if st.Size() <= maxRunBytes && tc.maxFactor == 1.0 {
 				t.Fatalf("the file (%d bytes) is no larger than one read buffer", st.Size())
