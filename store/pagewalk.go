@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -25,7 +26,7 @@ import (
 // value lies in them), never through bbolt's memory map and without mapping
 // it: the memory it holds does not grow with the file, and none of the file
 // is mapped in the process. A read that falls short (the file cut short
-// behind the lock) is an error. It promises: it returns, having read each page it reaches once (a visited
+// behind the lock) is ErrCorrupt. It promises: it returns, having read each page it reaches once (a visited
 // set of page ids bounds the walk to the pages the file holds) and, in its
 // batched reads, fewer than maxGap pages between two it wants, so its cost
 // is linear in the file's size; and when it returns nil, every page bbolt can
@@ -225,8 +226,13 @@ func (w *walker) readAt(b []byte, off int64) error {
 	w.stats.reads++
 	w.stats.bytes += int64(len(b))
 	w.stats.largest = max(w.stats.largest, len(b))
-	_, err := w.f.ReadAt(b, off)
-	return err
+	if _, err := w.f.ReadAt(b, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return corrupt("the file ends before byte %d, which its pages reach (did the file change?)", off+int64(len(b)))
+		}
+		return err
+	}
+	return nil
 }
 
 // queued is a page referenced and not yet read.

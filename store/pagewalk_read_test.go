@@ -2,9 +2,11 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -88,5 +90,42 @@ func TestValueTable(t *testing.T) {
 		if off, n, ok := tab.at(c.id); off != c.off || n != c.n || ok != c.ok {
 			t.Errorf("at(%d) = %d, %d, %v; want %d, %d, %v", c.id, off, n, ok, c.off, c.n, c.ok)
 		}
+	}
+}
+
+// TestPageWalkFileCutShort: a file cut short after the walk learnt its size
+// (behind the lock, by a process that ignores it) is ErrCorrupt, not a
+// short read taken for pages.
+func TestPageWalkFileCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cassette")
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := make([]Record, 200)
+	for i := range recs {
+		recs[i] = Record{ID: uint64(i + 1), Key: fmt.Sprintf("key-%06d", i), Shape: "shape", Value: bytes.Repeat([]byte{'v'}, 3000)}
+	}
+	if err := s.Replace(Contents{Records: recs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(st.Size() / 4); err != nil {
+		t.Fatal(err)
+	}
+	w := &walker{f: f, size: st.Size()}
+	if err := w.walk(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "did the file change") {
+		t.Errorf("walk of a file cut from %d to %d bytes: %v, want ErrCorrupt saying the file changed", st.Size(), st.Size()/4, err)
 	}
 }
