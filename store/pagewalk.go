@@ -26,10 +26,10 @@ import (
 // value lies in them), never through bbolt's memory map and without mapping
 // it: the memory it holds does not grow with the file, and none of the file
 // is mapped in the process. A read that falls short (the file cut short
-// behind the lock) is ErrCorrupt. It promises: it returns, having read each page it reaches once (a visited
-// set of page ids bounds the walk to the pages the file holds) and, in its
-// batched reads, fewer than maxGap pages between two it wants, so its cost
-// is linear in the file's size; and when it returns nil, every page bbolt can
+// behind the lock) is ErrCorrupt. It promises: it returns, having read each
+// page it reaches once (a visited set of page ids bounds the walk to the
+// pages the file holds) and, in its batched reads, fewer than maxGap pages
+// between two it wants, so its cost is linear in the file's size; and when it returns nil, every page bbolt can
 // reach from the meta page it will use is a branch or leaf page (the
 // freelist a freelist page) that names itself, lies below the high-water
 // mark and inside the file with its overflow pages, is reached exactly
