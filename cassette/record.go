@@ -248,14 +248,28 @@ func decodeRecord(v []byte) (*Interaction, error) {
 // sets shares no bytes with front.
 func readFront(i *Interaction, front []byte) error {
 	rd := reader{b: front}
-	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
-	at := rd.bytes()
-	i.Request.Method, i.Request.Path, i.Request.Query = rd.str(), rd.str(), rd.str()
+	at := readRoute(&rd, i)
+	i.Request.Query = rd.str()
 	i.Request.Headers = rd.headers()
 	i.Request.Body = Body(clone(rd.bytes()))
 	if err := rd.end("request"); err != nil {
 		return err
 	}
+	return setRecordedAt(i, at)
+}
+
+// readRoute reads the fields a front section starts with into i: upstream,
+// provider, kind, method and path; it returns recorded_at's text, which
+// comes between them (see setRecordedAt).
+func readRoute(rd *reader, i *Interaction) (at []byte) {
+	i.Upstream, i.Provider, i.Kind = rd.str(), rd.str(), rd.str()
+	at = rd.bytes()
+	i.Request.Method, i.Request.Path = rd.str(), rd.str()
+	return at
+}
+
+// setRecordedAt sets i's recorded time from its text in a front section.
+func setRecordedAt(i *Interaction, at []byte) error {
 	if err := i.RecordedAt.UnmarshalText(at); err != nil {
 		return fmt.Errorf("recorded_at: %w", err)
 	}

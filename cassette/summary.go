@@ -57,10 +57,7 @@ type ToolResult struct {
 // its response made as package wire reads them (none when it cannot), or,
 // for an MCP tools/call, the call its request made.
 func Summarize(i *Interaction) Summary {
-	sum := Summary{
-		ID: i.ID, Upstream: i.Upstream, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method,
-		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(), RecordedAt: i.RecordedAt,
-	}
+	sum := routeOf(i)
 	if wire.Kind(i.Kind) == wire.KindMCP {
 		// An MCP tools/call is the agent calling a tool: its request is
 		// the call.
@@ -111,4 +108,13 @@ func rawJSON(b []byte, empty string) json.RawMessage {
 	}
 	q, _ := json.Marshal(string(b))
 	return q
+}
+
+// routeOf is the part of an interaction's Summary that its record's front
+// and head hold: all but the tool calls and the model.
+func routeOf(i *Interaction) Summary {
+	return Summary{
+		ID: i.ID, Upstream: i.Upstream, Provider: i.Provider, Kind: i.Kind, Method: i.Request.Method,
+		Path: i.Request.Path, Status: i.Response.Status, Stream: i.Response.Streamed(), RecordedAt: i.RecordedAt,
+	}
 }

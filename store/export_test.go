@@ -26,37 +26,6 @@ func WalkPages(path string) error {
 	return err
 }
 
-// WalkWithReadAtForTest makes the page walk read the file with ReadAt, as
-// it does where the system does not map files, and returns a function that
-// restores the default. It must not run alongside Opens.
-func WalkWithReadAtForTest() (restore func()) {
-	walkReadAt = true
-	return func() { walkReadAt = false }
-}
-
-// WalkMaps runs the page walk alone on the file at path, and returns how
-// many times it mapped its window.
-func WalkMaps(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	w := &walker{f: f, size: st.Size(), win: newWindow(f, st.Size())}
-	defer w.win.close()
-	if err := w.walkGuarded(); err != nil {
-		return 0, err
-	}
-	if w.win == nil {
-		return 0, nil
-	}
-	return w.win.maps, nil
-}
-
 // ValueTableBytes is, for a store that reads its values with pread, the
 // memory its table of their places holds, and -1 for one that reads them
 // through the map.

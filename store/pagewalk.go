@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math/bits"
 	"os"
-	"runtime/debug"
 	"slices"
 )
 
@@ -21,18 +21,15 @@ import (
 // writer's bolt.Open allocate that many ids, a fatal out-of-memory error. A
 // guard cannot turn either into ErrCorrupt: neither panics.
 //
-// walkPages reads the file through a window of at most windowBytes that
-// it maps and moves along the file, level by level (see window), or where
-// the system does not map files with ReadAt into buffers of at most
-// maxRunBytes (a page with its overflow pages, when a key or bucket value
-// lies in them), never through bbolt's memory map: the memory it holds does
-// not grow with the file, and none of the file is left mapped in the
-// process. A fault on the window (the file cut short behind the lock) is
-// ErrCorrupt. It
-// promises: it returns, having read each page it reaches once (a visited
-// set of page ids bounds the walk to the pages the file holds) and, in its
-// batched reads, fewer than maxGap pages between two it wants, so its cost
-// is linear in the file's size; and when it returns nil, every page bbolt can
+// walkPages reads the file with ReadAt, level by level, into buffers of at
+// most maxRunBytes (or a page with its overflow pages, when a key or bucket
+// value lies in them), never through bbolt's memory map and without mapping
+// it: the memory it holds does not grow with the file, and none of the file
+// is mapped in the process. A read that falls short (the file cut short
+// behind the lock) is ErrCorrupt. It promises: it returns, having read each
+// page it reaches once (a visited set of page ids bounds the walk to the
+// pages the file holds) and, in its batched reads, fewer than maxGap pages
+// between two it wants, so its cost is linear in the file's size; and when it returns nil, every page bbolt can
 // reach from the meta page it will use is a branch or leaf page (the
 // freelist a freelist page) that names itself, lies below the high-water
 // mark and inside the file with its overflow pages, is reached exactly
@@ -69,9 +66,8 @@ func walkPages(f *os.File, values bool) (*valueTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &walker{f: f, size: st.Size(), collect: values, win: newWindow(f, st.Size())}
-	defer w.win.close()
-	if err := w.walkGuarded(); err != nil {
+	w := &walker{f: f, size: st.Size(), collect: values}
+	if err := w.walk(); err != nil {
 		return nil, err
 	}
 	if !values {
@@ -85,26 +81,11 @@ func walkPages(f *os.File, values bool) (*valueTable, error) {
 }
 
 // walkStats is what a walk read: the bytes, the largest buffer it read
-// into (or took from the window), and the reads.
+// into, and the reads.
 type walkStats struct {
 	bytes   int64
 	largest int
 	reads   int
-}
-
-// walkGuarded is walk, with a fault on the window's map (the file cut short
-// behind the lock while it was walked) an error wrapping ErrCorrupt.
-func (w *walker) walkGuarded() (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			if _, fault := r.(interface{ Addr() uintptr }); !fault {
-				panic(r)
-			}
-			err = corrupt("reading the file's pages: %v (did the file change?)", r)
-		}
-	}()
-	return w.walk()
 }
 
 // skipPageWalk turns walkPages off; only the benchmark that measures what
@@ -184,16 +165,18 @@ const (
 // Reads are batched: the pages of one level of the walk are read in
 // ascending order, and pages at most maxGap apart go into one ReadAt of at
 // most maxRunBytes. The pages read in between are at most maxGap-1 per page
-// wanted, so the bytes read stay linear in the file's size, while a file
-// written in order (as Replace writes it) is read in large reads where its
-// pages are adjacent rather than one system call per page. maxGap is 1:
-// the pages between two wanted ones are mostly overflow pages of large
-// values, and reading across gaps of up to four pages read the whole of a
-// 100 000-interaction cassette (values of about a page), twice the bytes
-// for a fifth more time.
+// wanted, so the bytes read stay at most twice those wanted, linear in the
+// file's size, while a file written in order (as Replace writes it) is read
+// in a few large reads rather than one system call per page. maxGap is 2:
+// a cassette of 2 KB answers has a leaf of two values, then their overflow
+// page, and so on; reading that page along costs less than a system call
+// per leaf. A value of more than a page leaves a gap of more pages, which
+// is not read. Runs of 128 KB cost less than of 1 MB, which no longer fit
+// the processor's cache (bench/findings.md, issue 24: this read replaced a
+// mapped window, whose faults and unmapping cost three times as much).
 const (
-	maxGap      = 1
-	maxRunBytes = 1 << 20
+	maxGap      = 2
+	maxRunBytes = 128 << 10
 )
 
 type walker struct {
@@ -204,8 +187,7 @@ type walker struct {
 	hwm      uint64
 	state    []uint8  // by page id, below hwm
 	parent   []uint64 // by page id: the page whose reference reached it
-	win      *window  // nil: the file is read with ReadAt
-	run      []byte   // the pages of the current run, when read with ReadAt
+	run      []byte   // the pages of the current run
 	span     []byte   // a page with its overflow pages, when the run lacks them
 	key      []byte   // a key that lies beyond what was read of its page
 	prev     []byte   // the key before, on the page being checked
@@ -241,16 +223,16 @@ func (w *walker) bound(b bound) []byte {
 
 // readAt reads len(b) bytes at off, and counts them.
 func (w *walker) readAt(b []byte, off int64) error {
-	w.count(len(b))
-	_, err := w.f.ReadAt(b, off)
-	return err
-}
-
-// count counts a read of n bytes, with ReadAt or through the window.
-func (w *walker) count(n int) {
 	w.stats.reads++
-	w.stats.bytes += int64(n)
-	w.stats.largest = max(w.stats.largest, n)
+	w.stats.bytes += int64(len(b))
+	w.stats.largest = max(w.stats.largest, len(b))
+	if _, err := w.f.ReadAt(b, off); err != nil {
+		if errors.Is(err, io.EOF) {
+			return corrupt("the file ends before byte %d, which its pages reach (did the file change?)", off+int64(len(b)))
+		}
+		return err
+	}
+	return nil
 }
 
 // queued is a page referenced and not yet read.
@@ -598,26 +580,10 @@ func (w *walker) sort(level []queued) []queued {
 	return sorted
 }
 
-// pages returns the pages first to last: a slice of the window, moved on
-// to hold them if it does not, or read with ReadAt. The slice is valid
-// until the next call.
+// pages returns the pages first to last, read with ReadAt into a buffer
+// the next call reuses.
 func (w *walker) pages(first, last uint64) ([]byte, error) {
 	off, n := int64(first*w.pageSize), (last-first+1)*w.pageSize
-	if w.win != nil {
-		b, ok := w.win.at(off, n)
-		if !ok {
-			var err error
-			if b, err = w.win.move(off, n); err != nil {
-				// The file is read from here on.
-				w.win.close()
-				w.win = nil
-			}
-		}
-		if w.win != nil {
-			w.count(int(n))
-			return b[:n], nil
-		}
-	}
 	if uint64(cap(w.run)) < n {
 		w.run = make([]byte, n)
 	}
@@ -674,11 +640,6 @@ func (w *walker) need(h *header, n uint64) error {
 	if n <= uint64(len(h.b)) {
 		return nil
 	}
-	if b, ok := w.win.at(int64(h.id*w.pageSize), n); ok && h.inline == nil {
-		w.count(int(h.span))
-		h.b = b[:min(uint64(len(b)), h.span)]
-		return nil
-	}
 	if uint64(cap(w.span)) < h.span {
 		w.span = make([]byte, h.span)
 	}
@@ -696,10 +657,6 @@ func (w *walker) need(h *header, n uint64) error {
 func (w *walker) keyAt(h *header, off, n uint64) ([]byte, error) {
 	if off+n <= uint64(len(h.b)) {
 		return h.b[off : off+n], nil
-	}
-	if b, ok := w.win.at(int64(h.id*w.pageSize+off), n); ok && h.inline == nil {
-		w.count(int(n))
-		return b[:n], nil
 	}
 	if uint64(cap(w.key)) < n {
 		w.key = make([]byte, n)
