@@ -408,13 +408,36 @@ func TestFaultLogLines(t *testing.T) {
 	if _, err := askChat(context.Background(), rep.URL(), "hello", true, option.WithMaxRetries(0)); err == nil {
 		t.Fatalf("request 2: want the injected 503")
 	}
-	text := string(logs.Bytes())
-	for _, want := range []string{
+	// The handler logs a stream's fault decision after its last event,
+	// which the client may read first: wait for the lines to arrive.
+	wants := []string{
 		`msg="fault not injected"`, `fault="cut@request=1,event=9" request=1 reason="cut@request=1,event=9 names event 9, but the stream has 4 events"`,
 		`msg="fault injected"`, `fault="503@request=2" request=2`,
-	} {
+	}
+	text := waitForLog(&logs, wants, 10*time.Second)
+	for _, want := range wants {
 		if !strings.Contains(text, want) {
 			t.Errorf("the log lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// waitForLog returns what logs holds once it contains every one of wants,
+// or when patience runs out (the caller checks which are missing).
+func waitForLog(logs *syncBuffer, wants []string, patience time.Duration) string {
+	deadline := time.Now().Add(patience)
+	for {
+		text := string(logs.Bytes())
+		missing := false
+		for _, w := range wants {
+			if !strings.Contains(text, w) {
+				missing = true
+				break
+			}
+		}
+		if !missing || time.Now().After(deadline) {
+			return text
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
