@@ -9,8 +9,8 @@ import (
 // hash, in slots of 4 bytes, so that a lookup reads one slot and, for a key
 // filed with one step (the usual case), nothing else: the step is in the
 // slot. With many steps each lookup touches another key, and the memory it
-// touches is what it costs: 10 000 keys take 64 KB, which a core's cache
-// keeps where it did not keep the 128 KB of 8-byte slots.
+// touches is what it costs: 10 000 keys take 64 KB (in slots of a 32-bit
+// hash and a step, 128 KB).
 // Keys whose fingerprints meet on a probe share a slot: a lookup may
 // return steps filed under another key, and the caller checks each step it
 // returns.
