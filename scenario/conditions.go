@@ -32,12 +32,13 @@ type view struct {
 
 	user       string
 	userFound  bool
+	startsRead bool              // beside userFound: the view stays in its size class
 	latest     []wire.ToolResult // the results after the last assistant turn
 	lastCalls  []wire.ToolCall   // the calls echoed in the last assistant turn
 	turnOfPath map[string]int    // turn by path; built by the first turnOf
 	starts     []int             // the entries that may answer, once startsRead (entryIndex.lookup)
-	startsRead bool
-	startOne   [1]int // holds a single entry found by the index for starts
+	startOne   [1]int            // holds a single entry found by the index for starts
+	warmed     int               // what cstep.warm read of the first entry found
 }
 
 // rememberedCall is a call an answer of the conversation made.

@@ -11,7 +11,8 @@ import (
 
 // TestHashIndex files steps under keys (one key for several steps, several
 // keys, none) and finds each key's steps in the order filed, and none for
-// a key not filed.
+// a key not filed; with full fingerprints, and with fingerprints of one
+// bit and none, where keys whose probes meet share a slot.
 func TestHashIndex(t *testing.T) {
 	seed := maphash.MakeSeed()
 	var keys []string
@@ -36,25 +37,27 @@ func TestHashIndex(t *testing.T) {
 		{"many keys, not filed", keys, steps, "k700", nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ix := newHashIndex(seed, tt.keys, tt.steps)
-			var one [1]int
-			got := ix.lookup(ix.hash(tt.key), &one)
-			// a step of another key sharing the hash may come too: only
-			// the key's own steps are checked, in order
-			var own []int
-			for _, s := range got {
-				if k := slices.Index(tt.steps, s); k >= 0 && tt.keys[k] == tt.key {
-					own = append(own, s)
+		for _, fp := range []uint{32, 1, 0} {
+			t.Run(fmt.Sprintf("%s/fingerprint=%d", tt.name, fp), func(t *testing.T) {
+				ix := buildHashIndex(seed, tt.keys, tt.steps, fp)
+				var one [1]int
+				got := ix.lookup(ix.hash(tt.key), &one)
+				// a step of another key sharing the hash may come too: only
+				// the key's own steps are checked, in order
+				var own []int
+				for _, s := range got {
+					if k := slices.Index(tt.steps, s); k >= 0 && tt.keys[k] == tt.key {
+						own = append(own, s)
+					}
 				}
-			}
-			if !slices.Equal(own, tt.want) {
-				t.Errorf("lookup(%q) = %v, want %v", tt.key, got, tt.want)
-			}
-			if len(got) > 0 && cap(got) != len(got) {
-				t.Errorf("lookup(%q) returns a slice with room to append into the index", tt.key)
-			}
-		})
+				if !slices.Equal(own, tt.want) {
+					t.Errorf("lookup(%q) = %v, want %v", tt.key, got, tt.want)
+				}
+				if len(got) > 0 && cap(got) != len(got) {
+					t.Errorf("lookup(%q) returns a slice with room to append into the index", tt.key)
+				}
+			})
+		}
 	}
 }
 

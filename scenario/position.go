@@ -472,6 +472,9 @@ func (p *program) lookupAll(ws []written, v *view) {
 	if byUser {
 		eq = ix.byUser.lookup(user, &v.startOne)
 	}
+	if len(eq) > 0 {
+		v.warmed = p.steps[eq[0]].warm()
+	}
 	for i := range ws {
 		ws[i].writers = p.filed(ws[i].writers, false, ws[i].text)
 	}
@@ -613,4 +616,13 @@ func (p *program) answerModel(req *Request) string {
 		return p.model
 	}
 	return DefaultModel
+}
+
+// warm reads a field in each cache line of st and returns what it read:
+// picking and preparing then find the step's lines on their way from
+// memory, read together with the index checks instead of one after
+// another.
+func (st *cstep) warm() int {
+	a := &st.answer
+	return len(st.next) + len(st.conds) + len(st.id) + len(a.Text) + len(a.ToolCalls) + len(a.ID) + int(a.Delay) + a.CutAfter
 }
