@@ -34,6 +34,10 @@ const minSTSToken = 100
 // environment.
 var secretNames = [...]string{"ecretAccessKey", "ecret_access_key", "ECRET_ACCESS_KEY"}
 
+// secretNameSkip is the length of the part every secret name starts with
+// ("ecret" in either case), which findNamedSecrets skips to find a name.
+const secretNameSkip = 5
+
 // secretKeyLen is the length of an AWS secret access key.
 const secretKeyLen = 40
 
@@ -173,13 +177,22 @@ func findKeys(b []byte) []keySpan {
 // under one of secretNames: the name, an optional closing quote (escaped
 // or not), spaces, ':' or '=', spaces, an optional opening quote, and
 // exactly secretKeyLen base64 bytes.
+//
+// Each name is found by its part after "ecret" or "ECRET" (the anchor, which
+// starts with a letter rarer in text than 'e'), then checked whole: the
+// same occurrences, in the same order, as a search for the whole name.
 func findNamedSecrets(b []byte) []keySpan {
 	var spans []keySpan
 	for _, name := range secretNames {
-		for pos := 0; ; {
-			n := bytes.Index(b[pos:], []byte(name))
+		anchor := []byte(name[secretNameSkip:])
+		for pos := 0; pos+len(name) <= len(b); {
+			n := bytes.Index(b[pos+secretNameSkip:], anchor)
 			if n < 0 {
 				break
+			}
+			if at := pos + n; !bytes.HasPrefix(b[at:], []byte(name)) {
+				pos = at + 1
+				continue
 			}
 			pos += n + len(name)
 			start := skipAssign(b, pos)
