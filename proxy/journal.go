@@ -141,7 +141,12 @@ func (b bracketRef) close() {
 	j := b.j
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	delete(j.brackets, b.n)
+	j.closeLocked(b.n)
+}
+
+// closeLocked is bracket n's close with j.mu held.
+func (j *journal) closeLocked(n uint64) {
+	delete(j.brackets, n)
 	if j.closed != nil {
 		close(j.closed)
 		j.closed = nil
@@ -297,6 +302,22 @@ func (e *logged) size() int {
 func (j *journal) add(e logged) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.addLocked(e)
+}
+
+// addClosing is add, then b's close (when b is open), under one lock: what
+// a served request does last.
+func (j *journal) addClosing(e logged, b bracketRef) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.addLocked(e)
+	if b.j == j {
+		j.closeLocked(b.n)
+	}
+}
+
+// addLocked is add with j.mu held.
+func (j *journal) addLocked(e logged) {
 	j.seq++
 	e.Seq = j.seq
 	if j.changed != nil {

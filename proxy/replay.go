@@ -161,11 +161,14 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.
 	if x.fault.f != nil {
 		s.noteFault(x.req.Context(), &e.LogEntry, x.fault, out, x.logArgs("interaction", p.id))
 	}
-	s.journal.add(e)
 	if consumed {
 		x.tape.stats.serve()
 	}
-	if out.abort { // the deferred release closes the bracket
+	// The entry and the bracket's close under one lock, after everything
+	// a reader that settles may read.
+	s.journal.addClosing(e, settled)
+	settled = bracketRef{}
+	if out.abort { // the bracket is closed: nothing waits for this request
 		panic(http.ErrAbortHandler) // the connection closes with no more of the answer
 	}
 }
