@@ -95,11 +95,18 @@ func TestBedrockInvokeSDKMock(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "carries no tool calls") {
 		t.Errorf("InvokeModel with a Titan body and a tool call step: %v, want an error saying Titan carries no tool calls", err)
 	}
-	// A body of no model family is refused, naming the ones answered.
-	_, err = c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String("cohere.command-r-v1:0"), ContentType: aws.String("application/json"),
-		Body: []byte(`{"message":"What's the weather in Paris?"}`)})
-	if err == nil || !strings.Contains(err.Error(), "anthropic_version") || !strings.Contains(err.Error(), "inputText") {
-		t.Errorf("InvokeModel with a Cohere body: %v, want a refusal naming the bodies answered", err)
+	// A body of no model family is refused, naming the ones answered:
+	// Cohere's, and Mistral's chat, whose turns hold strings where Nova's
+	// hold arrays of blocks (it must not be answered in Nova's shape).
+	for model, body := range map[string]string{
+		"cohere.command-r-v1:0":           `{"message":"What's the weather in Paris?"}`,
+		"mistral.mistral-large-2402-v1:0": `{"messages":[{"role":"user","content":"What's the weather in Paris?"}],"max_tokens":100}`,
+	} {
+		_, err = c.InvokeModel(ctx, &bedrockruntime.InvokeModelInput{ModelId: aws.String(model), ContentType: aws.String("application/json"),
+			Body: []byte(body)})
+		if err == nil || !strings.Contains(err.Error(), "anthropic_version") || !strings.Contains(err.Error(), "inputText") {
+			t.Errorf("InvokeModel with a %s body: %v, want a refusal naming the bodies answered", model, err)
+		}
 	}
 }
 

@@ -124,7 +124,9 @@ func invokeFamily(doc gjson.Result) string {
 	switch {
 	case doc.Get("anthropic_version").Exists(), doc.Get("type").Exists():
 		return familyAnthropic
-	case doc.Get("messages").Exists(), doc.Get("output").Exists():
+	case doc.Get("messages.0.content").IsArray(), doc.Get("output").Exists():
+		// Nova's turns hold arrays of blocks; a body whose turns hold
+		// strings (Mistral's chat) is of no family answered.
 		return familyNova
 	case doc.Get("inputText").Exists(), doc.Get("results").Exists(), doc.Get("outputText").Exists():
 		return familyTitan
