@@ -145,7 +145,7 @@ func (refuse) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // serveOptions are the flags of a server child.
 type serveOptions struct {
-	kind       string // bare, replay, record, vcr, mock, mock-bare
+	kind       string // bare, bare-sandbox, replay, record, vcr, mock, mock-bare
 	cassette   string
 	upstream   string
 	cpuprofile string
@@ -182,6 +182,14 @@ func serveChild(o serveOptions) error {
 	switch o.kind {
 	case "bare":
 		h = newUpstream()
+	case "bare-sandbox":
+		// The bare handler sending, besides its own, the two headers
+		// llmproxy adds to every answer (proxy's sandbox): what those cost a
+		// minimal handler (bench/findings.md, replay at 64 connections).
+		u := newUpstream()
+		u.jsonHeader["X-Content-Type-Options"] = []string{"nosniff"}
+		u.jsonHeader["Content-Security-Policy"] = []string{"sandbox"}
+		h = u
 	case "replay", "record":
 		mode := proxy.ModeReplay
 		if o.kind == "record" {

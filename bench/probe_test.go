@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProbe64Conns compares builds of the server children at 64
+// connections only, the JSON replay case, round by round: set
+// BENCH_PROBE to a comma-separated list of name=kind:binary[:fault], each
+// binary a build of this bench (go build -o /tmp/b1 .) from the product
+// tree under test, e.g.
+//
+//	BENCH_PROBE=old=replay:/tmp/b0,new=replay:/tmp/b1,bare=bare:/tmp/b0 go test -run Probe64 -v .
+//
+// It logs each child's throughput and CPU per request; BENCH_PROBE_PROFILE
+// names a directory for their CPU profiles. Without BENCH_PROBE it skips:
+// it is a tool for bench/findings.md, not a check.
+func TestProbe64Conns(t *testing.T) {
+	spec := os.Getenv("BENCH_PROBE")
+	if spec == "" {
+		t.Skip("BENCH_PROBE not set")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "replay.cassette")
+	if err := buildReplayCassette(path); err != nil {
+		t.Fatal(err)
+	}
+	type probed struct {
+		s server
+		t tally
+	}
+	var ps []*probed
+	for _, item := range strings.Split(spec, ",") {
+		name, rest, _ := strings.Cut(item, "=")
+		f := strings.Split(rest, ":")
+		if len(f) < 2 {
+			t.Fatalf("BENCH_PROBE: %q is not name=kind:binary[:fault]", item)
+		}
+		o := serveOptions{kind: f[0], exe: f[1]}
+		if o.kind == "replay" {
+			o.cassette = path
+		}
+		if len(f) > 2 {
+			o.fault = f[2]
+		}
+		if d := os.Getenv("BENCH_PROBE_PROFILE"); d != "" {
+			o.cpuprofile = filepath.Join(d, name+".pprof")
+		}
+		c, err := startChild(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.stop() })
+		ps = append(ps, &probed{s: server{name: name, base: c.URL, proc: c, alt: openAI429}})
+	}
+	const conns = 64
+	body, want := requestBody(0, false), jsonResponse()
+	for range 6 {
+		for _, p := range ps {
+			l := load{conns: conns, dur: 700 * time.Millisecond, max: 1 << 30, body: func(int) []byte { return body }, want: same(want)}
+			c := newClient(conns)
+			if err := p.s.measure(l, c, &p.t); err != nil {
+				t.Fatal(err)
+			}
+			c.CloseIdleConnections()
+		}
+	}
+	for _, p := range ps {
+		n := float64(p.t.n)
+		t.Logf("%-12s %7.0f req/s  server CPU %5.1f µs/req  load generator %5.1f µs/req  errors %d  alt answers %d",
+			p.s.name, n/p.t.elapsed.Seconds(), float64(p.t.cpu.Microseconds())/n, float64(p.t.genCPU.Microseconds())/n, p.t.errs, p.t.alt)
+	}
+}
