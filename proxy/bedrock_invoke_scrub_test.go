@@ -15,7 +15,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/wire"
@@ -127,16 +126,8 @@ func TestBedrockInvokeScrub(t *testing.T) {
 			if !strings.Contains(saw, "call="+tc.recorded+"/weather") {
 				t.Fatalf("record saw %s", saw)
 			}
-			x, err := cassette.DefaultIndexer()
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := fixture.ScrubFile(ctx, path, fixture.ScrubOptions{Indexer: x})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" || res.Report.Substituted[0].OldID != tc.recorded {
-				t.Fatalf("scrub report %+v, want %s renamed call_weather", res.Report, tc.recorded)
+			if old := scrubToWeather(ctx, t, path); old != tc.recorded {
+				t.Fatalf("scrub renamed %s, want %s renamed call_weather", old, tc.recorded)
 			}
 			c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
 			if err != nil {

@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/exampletest"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -144,23 +143,12 @@ func TestNodeBedrockSDK(t *testing.T) {
 	if len(got) != 3 || len(got) != len(want) {
 		t.Fatalf("replay delivered %d bodies, record %d; want 3 each", len(got), len(want))
 	}
-	for i := range got {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
-		}
-	}
+	sameBodies(t, got, want)
 	rep.stop()
 
 	// Scrubbed to the weather preset, the cassette replays to the script
 	// with the preset's call id.
-	x, err := cassette.DefaultIndexer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := fixture.ScrubFile(context.Background(), path, fixture.ScrubOptions{Indexer: x})
-	if err != nil || len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" {
-		t.Fatalf("scrub: %+v, %v; want the call renamed call_weather", res.Report, err)
-	}
+	scrubToWeather(context.Background(), t, path)
 	scrubbed := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} })
 	after := runNodeBedrock(t, script, scrubbed.URL()+"/bedrock", "", bedrockReplayCreds, "Weather in Paris?")
 	if want := strings.ReplaceAll(saw, "tooluse_paris01", "call_weather"); after != want {

@@ -1,6 +1,7 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
 	"net/url"
 	"strings"
@@ -25,17 +26,7 @@ func TestBedrockScrub(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.stop()
-	x, err := cassette.DefaultIndexer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := fixture.ScrubFile(ctx, path, fixture.ScrubOptions{Indexer: x})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" {
-		t.Fatalf("scrub report %+v, want the call renamed call_weather", res.Report)
-	}
+	scrubToWeather(ctx, t, path)
 	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -57,5 +48,33 @@ func TestBedrockScrub(t *testing.T) {
 	}
 	if !strings.Contains(saw, "call=call_weather/weather/") || !strings.Contains(saw, "sunny in Paris") {
 		t.Errorf("replay saw %s, want the preset's call id and the answer", saw)
+	}
+}
+
+// scrubToWeather scrubs the cassette at path as `llmproxy scrub` does
+// (the default indexer) and fails the test unless exactly one recorded
+// call became the weather preset's call_weather; it returns the id the
+// call had.
+func scrubToWeather(ctx context.Context, t *testing.T, path string) (oldID string) {
+	t.Helper()
+	x, err := cassette.DefaultIndexer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fixture.ScrubFile(ctx, path, fixture.ScrubOptions{Indexer: x})
+	if err != nil || len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" {
+		t.Fatalf("scrub: %+v, %v; want the call renamed call_weather", res.Report, err)
+	}
+	return res.Report.Substituted[0].OldID
+}
+
+// sameBodies fails the test for each replayed body that is not the
+// recorded one byte for byte.
+func sameBodies(t *testing.T, got, want [][]byte) {
+	t.Helper()
+	for i := range got {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
+		}
 	}
 }

@@ -26,7 +26,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/llmproxy/llmproxy/cassette"
-	"github.com/llmproxy/llmproxy/fixture"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -143,22 +142,11 @@ func TestAnthropicVertexSDK(t *testing.T) {
 	if len(got) != 2 || len(want) != 2 {
 		t.Fatalf("replay delivered %d bodies, record %d; want 2 each", len(got), len(want))
 	}
-	for i := range got {
-		if !bytes.Equal(got[i], want[i]) {
-			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
-		}
-	}
+	sameBodies(t, got, want)
 	rep.stop()
 
 	// Scrubbed to the weather preset, it replays with the preset's call id.
-	x, err := cassette.DefaultIndexer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := fixture.ScrubFile(ctx, path, fixture.ScrubOptions{Indexer: x})
-	if err != nil || len(res.Report.Substituted) != 1 || res.Report.Substituted[0].NewID != "call_weather" {
-		t.Fatalf("scrub: %+v, %v; want the call renamed call_weather", res.Report, err)
-	}
+	scrubToWeather(ctx, t, path)
 	scrubbed := startProxy(t, proxy.ModeReplay, path, "", func(c *proxy.Config) { c.Upstreams = map[string]*url.URL{} })
 	after, err := anthropicVertexRound(ctx, anthropicVertexClient(scrubbed.URL(), vertexReplayToken, http.DefaultTransport))
 	if want := strings.ReplaceAll(saw, "call_paris", "call_weather"); err != nil || after != want {
@@ -271,11 +259,12 @@ func TestVertexGenaiToolRound(t *testing.T) {
 	if !bytes.HasPrefix(want[1], []byte("data: ")) {
 		t.Errorf("the second answer is not the SSE stream: %q", want[1])
 	}
-	for i := range got {
-		if len(want[i]) == 0 || !bytes.Equal(got[i], want[i]) {
-			t.Errorf("replay body %d differs from the recorded one:\n%q\n%q", i+1, got[i], want[i])
+	for i := range want {
+		if len(want[i]) == 0 {
+			t.Errorf("recorded body %d is empty", i+1)
 		}
 	}
+	sameBodies(t, got, want)
 }
 
 // TestVertexGenaiMock: a scenario answers genai's Vertex backend in mock,
