@@ -3,13 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestProbe64Conns compares builds of the server children at 64
-// connections only, the JSON replay case, round by round: set
+// connections (BENCH_PROBE_CONNS for another count), the JSON replay case, round by round: set
 // BENCH_PROBE to a comma-separated list of name=kind:binary[:fault], each
 // binary a build of this bench (go build -o /tmp/b1 .) from the product
 // tree under test, e.g.
@@ -57,7 +58,14 @@ func TestProbe64Conns(t *testing.T) {
 		t.Cleanup(func() { c.stop() })
 		ps = append(ps, &probed{s: server{name: name, base: c.URL, proc: c, alt: openAI429}})
 	}
-	const conns = 64
+	conns := 64
+	if v := os.Getenv("BENCH_PROBE_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("BENCH_PROBE_CONNS: %q is not a positive count", v)
+		}
+		conns = n
+	}
 	body, want := requestBody(0, false), jsonResponse()
 	for range 6 {
 		for _, p := range ps {
