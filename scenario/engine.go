@@ -192,13 +192,13 @@ func (e *Engine) pick(conv *conversation, v *view) (int, *Miss) {
 	var candidates []int
 	switch {
 	case conv.last < 0:
-		candidates = p.starts.lookup(v)
+		candidates = p.startsOf(v)
 	case p.steps[conv.last].ended:
 		switch p.onExhausted {
 		case RepeatLast:
 			return conv.last, nil
 		case Restart:
-			candidates = p.starts.lookup(v)
+			candidates = p.startsOf(v)
 		default:
 			return -1, &Miss{Scenario: p.name, Conversation: conv.name,
 				Reason: fmt.Sprintf("the conversation ended at step %q (on-exhausted: reject)", p.steps[conv.last].id)}
