@@ -131,3 +131,40 @@ func TestHoldsKeptEquals(t *testing.T) {
 		})
 	}
 }
+
+// TestPackedNext checks that compile points the steps' candidate lists
+// into one array in file order, with the values they had, and leaves a
+// step with none without a list.
+func TestPackedNext(t *testing.T) {
+	b := New("next")
+	b.Step("a").Text("1").Then("c", "b")
+	b.Step("b").Text("2").Then("c")
+	b.Step("c").Text("3").Complete()
+	b.Step("d").Text("4").Then("a").Start()
+	s, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, errs := compile(s)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	want := [][]int{{2, 1}, {2}, nil, {0}}
+	var end *int
+	for i, w := range want {
+		st := &prog.steps[i]
+		if !slices.Equal(st.next, w) || st.ended != (w == nil) {
+			t.Errorf("step %d: next %v (ended %v), want %v", i, st.next, st.ended, w)
+		}
+		if len(st.next) == 0 {
+			continue
+		}
+		if cap(st.next) != len(st.next) {
+			t.Errorf("step %d: next has room for %d, an append would write into the next step's list", i, cap(st.next))
+		}
+		if end != nil && &st.next[0] != end {
+			t.Errorf("step %d: next does not follow the previous step's", i)
+		}
+		end = (*int)(unsafe.Add(unsafe.Pointer(&st.next[0]), len(st.next)*int(unsafe.Sizeof(0))))
+	}
+}
