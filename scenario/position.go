@@ -214,7 +214,7 @@ func (e *Engine) follow(c *conversation, w *written, d *derivation) {
 	path, calls := e.throughSilent(c, w, d)
 	for k, step := range path {
 		if k < len(path)-1 {
-			e.walk(c, step, e.prog.steps[step].calls)
+			e.walk(c, step, e.prog.steps[step].calls())
 		} else {
 			e.walk(c, step, calls)
 		}
@@ -274,10 +274,10 @@ func (e *Engine) writer(c *conversation, w *written, d *derivation) (int, []ccal
 	for _, i := range w.writers {
 		st := &p.steps[i]
 		r := p.rank(next, entries, i)
-		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, st.calls, w) {
+		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, st.calls(), w) {
 			continue // w.writers have w's text; writes checks the calls' names, the rest of the key
 		}
-		best, bestRank, bestCalls = i, r, st.calls
+		best, bestRank, bestCalls = i, r, st.calls()
 	}
 	if len(p.derivedEntries) == 0 && !slices.ContainsFunc(next, func(i int) bool { return p.steps[i].derived }) {
 		return best, bestCalls
@@ -574,14 +574,15 @@ func (d *derivation) output() wire.Output {
 // returns the calls it made. Its conditions are not checked (they held).
 func (e *Engine) derives(c *conversation, i int, w *written, d *derivation) ([]ccall, bool) {
 	st := &e.prog.steps[i]
-	if j := st.answer.JSON; j != nil {
+	m := st.rest()
+	if j := m.answer.JSON; j != nil {
 		return e.derivesJSON(c, j, w, d)
 	}
-	text := st.text.text(generated{user: w.user, model: d.model, system: d.req.Parsed.System})
+	text := m.gen.text(generated{user: w.user, model: d.model, system: d.req.Parsed.System})
 	if textKey(text) != w.text {
 		return nil, false
 	}
-	return st.calls, e.writes(c, st.calls, w)
+	return m.calls, e.writes(c, m.calls, w)
 }
 
 // derivesJSON reports whether a json answer wrote w: its value (generate:
@@ -625,11 +626,15 @@ func (p *program) answerModel(req *Request) string {
 	return DefaultModel
 }
 
-// warm reads a field in each cache line of st and returns what it read:
-// picking and preparing then find the step's lines on their way from
-// memory, read together with the index checks instead of one after
-// another.
+// warm reads a field in each cache line of st (its two, for a plain
+// answer) and returns what it read: picking and preparing then find the
+// step's lines on their way from memory, read together with the index
+// checks instead of one after another.
 func (st *cstep) warm() int {
-	a := &st.answer
-	return len(st.next) + len(st.conds) + len(st.id) + len(a.Text) + len(a.ToolCalls) + len(a.ID) + int(a.Delay) + a.CutAfter
+	n := len(st.next) + len(st.text)
+	if m := st.more; m != nil {
+		a := &m.answer
+		n += len(m.calls) + len(a.Reasoning) + len(a.ID) + int(a.Delay) + a.CutAfter
+	}
+	return n
 }
