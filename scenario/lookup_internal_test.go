@@ -152,7 +152,7 @@ func TestPackedNext(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := [][]int{{2, 1}, {2}, nil, {0}}
-	var end *int
+	var end uintptr
 	for i, w := range want {
 		st := &prog.steps[i]
 		if !slices.Equal(st.next, w) || st.ended != (w == nil) {
@@ -164,10 +164,11 @@ func TestPackedNext(t *testing.T) {
 		if cap(st.next) != len(st.next) {
 			t.Errorf("step %d: next has room for %d, an append would write into the next step's list", i, cap(st.next))
 		}
-		if end != nil && &st.next[0] != end {
+		at := uintptr(unsafe.Pointer(&st.next[0]))
+		if end != 0 && at != end {
 			t.Errorf("step %d: next does not follow the previous step's", i)
 		}
-		end = (*int)(unsafe.Add(unsafe.Pointer(&st.next[0]), len(st.next)*int(unsafe.Sizeof(0))))
+		end = at + uintptr(len(st.next))*unsafe.Sizeof(0)
 	}
 }
 
