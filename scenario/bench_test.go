@@ -55,20 +55,29 @@ func flatEngine(b *testing.B, n int) *scenario.Engine {
 
 // flatRequests returns 10 000 requests of convs conversations read from
 // the request (no header) against a flat list of n steps: conversation c,
-// after its answer to question k, asks question k+1; each has a system
+// after its answer to question at(c, n), asks the next; each has a system
 // prompt of its own. With one conversation they are 10 000 copies of its
 // request, so that every configuration reads its requests from as much
 // memory; every number is written in five digits, so that every request
 // of every configuration has the same size.
-func flatRequests(b *testing.B, n, convs int) []scenario.Request {
+func flatRequests(b *testing.B, n, convs int, at func(c, n int) int) []scenario.Request {
 	out := make([]scenario.Request, 10000)
 	for r := range out {
 		c := r % convs
-		k := c % (n - 1)
-		out[r] = request(b, "", wire.KindOpenAIChat, flatChat(c, k))
+		out[r] = request(b, "", wire.KindOpenAIChat, flatChat(c, at(c, n)))
 	}
 	return out
 }
+
+// inOrder stands conversation c at question c of n-1: the requests, in
+// the order of their conversations, walk the steps in file order, as one
+// conversation does.
+func inOrder(c, n int) int { return c % (n - 1) }
+
+// scattered stands conversation c at a question its number scatters over
+// the n-1: successive requests touch steps far apart, as conversations at
+// independent positions do.
+func scattered(c, n int) int { return c * 7919 % (n - 1) }
 
 // flatChat is the request of conversation c (its system prompt) after the
 // answer to question k of flatEngine, asking question k+1.
@@ -88,7 +97,19 @@ func flatChat(c, k int) string {
 // medians (ratio-median): the sums include the time the process waited
 // for a core, which on a loaded machine lands on one configuration or
 // another at random; the median leaves those answers out.
-func BenchmarkAnswerFlat(b *testing.B) {
+func BenchmarkAnswerFlat(b *testing.B) { answerFlat(b, inOrder) }
+
+// BenchmarkAnswerFlatScattered is BenchmarkAnswerFlat with the 10 000
+// conversations at scattered positions (see scattered) instead of in file
+// order: with 10 000 steps each answer then finds its step, the step's key
+// and the next step where no earlier answer left them or led the hardware
+// to fetch them. The target is BenchmarkAnswerFlat's; this one
+// shows what the order of the conversations adds to it.
+func BenchmarkAnswerFlatScattered(b *testing.B) { answerFlat(b, scattered) }
+
+// answerFlat is BenchmarkAnswerFlat with the conversations' positions given
+// by at.
+func answerFlat(b *testing.B, at func(c, n int) int) {
 	type config struct {
 		name string
 		e    *scenario.Engine
@@ -101,7 +122,7 @@ func BenchmarkAnswerFlat(b *testing.B) {
 			if convs > 1 {
 				fill(b, e, convs)
 			}
-			configs = append(configs, config{fmt.Sprintf("steps=%d/convs=%d", steps, convs), e, flatRequests(b, steps, convs)})
+			configs = append(configs, config{fmt.Sprintf("steps=%d/convs=%d", steps, convs), e, flatRequests(b, steps, convs, at)})
 		}
 	}
 	spent := make([]time.Duration, len(configs))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"net/http"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -45,10 +46,12 @@ type program struct {
 	derivedEntries []int
 }
 
-// cstep is a step ready to answer. The fields a request reads to find its
-// position and pick its step come first, so that they share a cache line
-// or two: with many steps, each request touches other steps, whose data is
-// out of the cache.
+// cstep is a step ready to answer, laid out so that what finding a
+// position and answering with a plain text reads fits in 128 bytes (two
+// cache lines): with many steps each request touches other steps, whose
+// data is out of the cache, and each line it reads costs about a read
+// from memory. What a plain answer does not have (tool calls, a
+// generator, an error, timing, fields set by the scenario) is behind more.
 type cstep struct {
 	// entry says the step may begin a conversation; silent says its answer
 	// never shows in a later request's history (an error, a cut stream).
@@ -57,26 +60,49 @@ type cstep struct {
 	// derived says the answer is made from the request (a text generator,
 	// a json answer): which step wrote it is found by making it again.
 	derived bool
-	// next are the candidates once this step has answered; ended means there
-	// are none and the conversation is exhausted.
+	// ended says the step has no next candidates: the conversation is
+	// exhausted.
 	ended bool
+	// userEqAt is the index in conds of the first latest-user equals
+	// condition, whose value is userEq (-1 for none).
+	userEqAt int32
+	// next are the candidates once this step has answered.
 	next  []int
-	calls []ccall
 	conds []condition
-	// userEq is the value of the first latest-user equals condition, at
-	// conds[userEqAt] (-1 for none): the key the entry index files the step
-	// under, which holds checks here rather than through conds, one read
-	// fewer at another place in memory.
-	userEq   string
-	userEqAt int
+	// userEq is the key the entry index files the step under, which holds
+	// checks here rather than through conds, one read fewer at another
+	// place in memory.
+	userEq string
 	// echo is the answer's text as a later request echoes it, whitespace
 	// removed: what writers files the step under, with its calls' names.
-	echo   string
-	id     string
-	text   *textGen      // derives the text from the request; nil for answer.Text
+	echo string
+	id   string
+	text string // the answer's text (Answer.Text)
+	more *stepMore
+}
+
+// stepMore is the rest of a step's answer; a step whose answer is its
+// text alone, with every other field of Answer zero, has none.
+type stepMore struct {
+	calls  []ccall
+	gen    *textGen      // derives the text from the request; nil for the text
 	delay  time.Duration // the answer's delay plus its fixtures' delays
 	answer Answer
 }
+
+// noMore is the stepMore of a plain answer: all zero.
+var noMore stepMore
+
+// rest returns the rest of st's answer, zero for a plain one.
+func (st *cstep) rest() *stepMore {
+	if st.more == nil {
+		return &noMore
+	}
+	return st.more
+}
+
+// calls returns the tool calls st's answer makes.
+func (st *cstep) calls() []ccall { return st.rest().calls }
 
 // ccall is a tool call of an answer with its name and arguments resolved.
 type ccall struct {
@@ -240,12 +266,26 @@ func orEmpty(args json.RawMessage) []byte {
 
 func compileStep(p *problems, prog *program, i int, id string, st *Step, used map[string]bool) cstep {
 	l := stepLoc(i, id)
-	cs := cstep{id: id, answer: st.Respond}
+	cs := cstep{id: id, text: st.Respond.Text}
 	cs.conds = compileConditions(p, prog, l.key("when"), &st.When, used)
-	cs.userEq, cs.userEqAt = userEquals(cs.conds)
-	cs.calls, cs.delay = compileAnswer(p, prog, l.key("respond"), &st.Respond, used)
-	cs.text = compileTextFrom(p, l.key("respond").key("text"), st)
+	var at int
+	cs.userEq, at = userEquals(cs.conds)
+	cs.userEqAt = int32(at)
+	more := &stepMore{answer: st.Respond}
+	more.calls, more.delay = compileAnswer(p, prog, l.key("respond"), &st.Respond, used)
+	more.gen = compileTextFrom(p, l.key("respond").key("text"), st)
+	if !plainAnswer(more) {
+		cs.more = more
+	}
 	return cs
+}
+
+// plainAnswer reports whether m is the rest of an answer that is its text
+// alone: nothing besides Answer.Text set.
+func plainAnswer(m *stepMore) bool {
+	a := m.answer
+	a.Text = ""
+	return len(m.calls) == 0 && m.gen == nil && m.delay == 0 && reflect.DeepEqual(a, Answer{})
 }
 
 func compileConditions(p *problems, prog *program, l loc, w *Conditions, used map[string]bool) []condition {
@@ -555,21 +595,44 @@ func markEntries(p *problems, prog *program, steps []Step) {
 	var writers []int
 	for i := range prog.steps {
 		st := &prog.steps[i]
-		st.derived = st.text != nil || st.answer.JSON != nil
+		m := st.rest()
+		st.derived = m.gen != nil || m.answer.JSON != nil
 		if st.derived && st.entry {
 			prog.derivedEntries = append(prog.derivedEntries, i)
 		}
-		if st.answer.Error == nil && !st.derived {
-			names := make([]string, len(st.calls))
-			for k, c := range st.calls {
+		if m.answer.Error == nil && !st.derived {
+			names := make([]string, len(m.calls))
+			for k, c := range m.calls {
 				names[k] = c.name
 			}
-			st.echo = textKey(st.answer.Text)
+			st.echo = textKey(st.text)
 			keys, writers = append(keys, writerKey(st.echo, names)), append(writers, i)
 		}
 	}
 	prog.writers = newHashIndex(seed, keys, writers)
 	packKeys(prog.steps)
+	packNext(prog.steps)
+}
+
+// packNext copies the steps' candidate lists (next) into one array in
+// file order and points them there, as packKeys does the keys: a
+// conversation's next candidates are read from the step it stands at, and
+// the lists of neighbouring steps then share a cache line instead of each
+// being an allocation of its own, one more read behind the step's.
+func packNext(steps []cstep) {
+	n := 0
+	for i := range steps {
+		n += len(steps[i].next)
+	}
+	all := make([]int, 0, n)
+	for i := range steps {
+		if steps[i].next == nil {
+			continue
+		}
+		at := len(all)
+		all = append(all, steps[i].next...)
+		steps[i].next = all[at:len(all):len(all)]
+	}
 }
 
 // packKeys copies the steps' index keys (userEq, echo) into one string in

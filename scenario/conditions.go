@@ -36,9 +36,9 @@ type view struct {
 	latest     []wire.ToolResult // the results after the last assistant turn
 	lastCalls  []wire.ToolCall   // the calls echoed in the last assistant turn
 	turnOfPath map[string]int    // turn by path; built by the first turnOf
-	starts     []int             // the entries that may answer, once startsRead (entryIndex.lookup)
+	starts     []int             // the entries that may answer, once startsRead (program.startsOf)
 	startOne   [1]int            // holds a single entry found by the index for starts
-	warmed     int               // what cstep.warm read of the first entry found
+	warmed     int               // what cstep.warm read of the first entry or candidate found
 }
 
 // rememberedCall is a call an answer of the conversation made.

@@ -192,13 +192,13 @@ func (e *Engine) pick(conv *conversation, v *view) (int, *Miss) {
 	var candidates []int
 	switch {
 	case conv.last < 0:
-		candidates = p.starts.lookup(v)
+		candidates = p.startsOf(v)
 	case p.steps[conv.last].ended:
 		switch p.onExhausted {
 		case RepeatLast:
 			return conv.last, nil
 		case Restart:
-			candidates = p.starts.lookup(v)
+			candidates = p.startsOf(v)
 		default:
 			return -1, &Miss{Scenario: p.name, Conversation: conv.name,
 				Reason: fmt.Sprintf("the conversation ended at step %q (on-exhausted: reject)", p.steps[conv.last].id)}
@@ -234,7 +234,7 @@ const maxListed = 20
 // condition the step keeps the value of holds when that value is v's.
 func (st *cstep) holds(v *view) (CandidateMiss, bool) {
 	for k := range st.conds {
-		if k == st.userEqAt && v.userFound && v.user == st.userEq {
+		if k == int(st.userEqAt) && v.userFound && v.user == st.userEq {
 			continue
 		}
 		if ok, m := st.conds[k].check(v); !ok {
@@ -257,11 +257,12 @@ func (c *conversation) recall(id string) (rememberedCall, bool) {
 func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, *Miss) {
 	p := e.prog
 	st := &p.steps[step]
-	a := &st.answer
+	m := st.rest()
+	a := &m.answer
 	pend := &Pending{e: e, conv: conv, step: step, kind: req.Parsed.Kind}
 	d := &pend.Delivery
 	d.Scenario, d.Conversation, d.Step = p.name, conv.name, st.id
-	d.Delay, d.Stream, d.CutAfter = st.delay, a.Stream, a.CutAfter
+	d.Delay, d.Stream, d.CutAfter = m.delay, a.Stream, a.CutAfter
 	n := conv.answers + 1
 	ans := wire.Answer{Model: p.answerModel(req), ID: a.ID, Created: a.Created}
 	if ans.ID == "" {
@@ -276,11 +277,11 @@ func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, 
 		d.Answer = ans
 		return pend, nil
 	}
-	ans.Text, ans.Reasoning = a.Text, a.Reasoning
-	if st.text != nil {
-		ans.Text = st.text.text(requestText(req, ans.Model))
+	ans.Text, ans.Reasoning = st.text, a.Reasoning
+	if m.gen != nil {
+		ans.Text = m.gen.text(requestText(req, ans.Model))
 	}
-	calls := st.calls
+	calls := m.calls
 	if a.JSON != nil {
 		out, reason := answerJSON(&e.schemas, a.JSON, req)
 		if reason != "" {
@@ -306,7 +307,7 @@ func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, 
 		ans.Usage = defaultUsage(req.Body, &ans)
 	}
 	d.Answer = ans
-	for i, c := range st.calls {
+	for i, c := range m.calls {
 		if c.fixture != nil {
 			f := c.fixture.Fixture
 			f.Call.ID, f.Result.CallID = ans.ToolCalls[i].ID, ans.ToolCalls[i].ID

@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/llmproxy/llmproxy/wire"
@@ -129,5 +131,100 @@ func TestHoldsKeptEquals(t *testing.T) {
 				t.Errorf("holds = %v, failed %q; want %v, %q", ok, m.Condition, tt.ok, tt.failed)
 			}
 		})
+	}
+}
+
+// TestPackedNext checks that compile points the steps' candidate lists
+// into one array in file order, with the values they had, and leaves a
+// step with none without a list.
+func TestPackedNext(t *testing.T) {
+	b := New("next")
+	b.Step("a").Text("1").Then("c", "b")
+	b.Step("b").Text("2").Then("c")
+	b.Step("c").Text("3").Complete()
+	b.Step("d").Text("4").Then("a").Start()
+	s, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, errs := compile(s)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	want := [][]int{{2, 1}, {2}, nil, {0}}
+	var end uintptr
+	for i, w := range want {
+		st := &prog.steps[i]
+		if !slices.Equal(st.next, w) || st.ended != (w == nil) {
+			t.Errorf("step %d: next %v (ended %v), want %v", i, st.next, st.ended, w)
+		}
+		if len(st.next) == 0 {
+			continue
+		}
+		if cap(st.next) != len(st.next) {
+			t.Errorf("step %d: next has room for %d, an append would write into the next step's list", i, cap(st.next))
+		}
+		at := uintptr(unsafe.Pointer(&st.next[0]))
+		if end != 0 && at != end {
+			t.Errorf("step %d: next does not follow the previous step's", i)
+		}
+		end = at + uintptr(len(st.next))*unsafe.Sizeof(0)
+	}
+}
+
+// TestPlainAnswer checks that a step whose answer is its text alone keeps
+// nothing beside it (its data fits two cache lines), and that a step with
+// any other field of the answer set keeps the whole answer, which it then
+// delivers.
+func TestPlainAnswer(t *testing.T) {
+	if size := unsafe.Sizeof(cstep{}); size > 128 {
+		t.Errorf("a step takes %d bytes, more than two cache lines", size)
+	}
+	tests := []struct {
+		name  string
+		set   func(*StepBuilder)
+		plain bool
+	}{
+		{"text", func(sb *StepBuilder) { sb.Text("hello") }, true},
+		{"no text", func(sb *StepBuilder) {}, true},
+		{"reasoning", func(sb *StepBuilder) { sb.Text("a").Reasoning("why") }, false},
+		{"call", func(sb *StepBuilder) { sb.CallsFunction("f", map[string]any{}, "") }, false},
+		{"finish", func(sb *StepBuilder) { sb.Text("a").Finish(wire.FinishLength) }, false},
+		{"usage", func(sb *StepBuilder) { sb.Text("a").Usage(1, 2) }, false},
+		{"id", func(sb *StepBuilder) { sb.Text("a").ID("resp-1") }, false},
+		{"created", func(sb *StepBuilder) { sb.Text("a").Created(time.Unix(5, 0)) }, false},
+		{"error", func(sb *StepBuilder) { sb.Error(ErrorAnswer{Status: 500, Message: "no"}) }, false},
+		{"delay", func(sb *StepBuilder) { sb.Text("a").Delay(time.Millisecond) }, false},
+		{"stream", func(sb *StepBuilder) { sb.Text("a").Stream(3, time.Millisecond) }, false},
+		{"cut", func(sb *StepBuilder) { sb.Text("a").CutAfter(1) }, false},
+		{"text from", func(sb *StepBuilder) { sb.TextFrom(TextFrom{Echo: true}) }, false},
+		{"json", func(sb *StepBuilder) { sb.JSON(map[string]any{"a": 1}) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New("plain")
+			tt.set(b.Step("s"))
+			s, err := b.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			prog, errs := compile(s)
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			st := &prog.steps[0]
+			if (st.more == nil) != tt.plain {
+				t.Fatalf("step keeps more: %v, want %v", st.more != nil, !tt.plain)
+			}
+			if st.text != s.Steps[0].Respond.Text {
+				t.Errorf("text %q, want %q", st.text, s.Steps[0].Respond.Text)
+			}
+			if st.more != nil && !reflect.DeepEqual(st.more.answer, s.Steps[0].Respond) {
+				t.Errorf("the step keeps %+v, want %+v", st.more.answer, s.Steps[0].Respond)
+			}
+		})
+	}
+	if !reflect.DeepEqual(noMore, stepMore{}) {
+		t.Errorf("noMore, the rest of every plain answer, changed: %+v", noMore)
 	}
 }

@@ -158,6 +158,9 @@ func (e *Engine) locate(req *Request, v *view) (conv *conversation, kept bool, m
 	for i := range ws {
 		e.follow(conv, &ws[i], d)
 	}
+	if conv.last >= 0 && len(p.steps[conv.last].next) > 0 {
+		v.warmed = p.steps[p.steps[conv.last].next[0]].warm() // the first candidate, as lookupStarts warms the first entry
+	}
 	if e.silent.len() > 0 {
 		key := RequestKey(req.Body)
 		if s, ok := e.silent.get(string(key[:])); ok {
@@ -211,7 +214,7 @@ func (e *Engine) follow(c *conversation, w *written, d *derivation) {
 	path, calls := e.throughSilent(c, w, d)
 	for k, step := range path {
 		if k < len(path)-1 {
-			e.walk(c, step, e.prog.steps[step].calls)
+			e.walk(c, step, e.prog.steps[step].calls())
 		} else {
 			e.walk(c, step, calls)
 		}
@@ -271,10 +274,10 @@ func (e *Engine) writer(c *conversation, w *written, d *derivation) (int, []ccal
 	for _, i := range w.writers {
 		st := &p.steps[i]
 		r := p.rank(next, entries, i)
-		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, st.calls, w) {
+		if r < 0 || (best >= 0 && r >= bestRank) || !e.writes(c, st.calls(), w) {
 			continue // w.writers have w's text; writes checks the calls' names, the rest of the key
 		}
-		best, bestRank, bestCalls = i, r, st.calls
+		best, bestRank, bestCalls = i, r, st.calls()
 	}
 	if len(p.derivedEntries) == 0 && !slices.ContainsFunc(next, func(i int) bool { return p.steps[i].derived }) {
 		return best, bestCalls
@@ -448,19 +451,20 @@ func userEquals(conds []condition) (string, int) {
 	return "", -1
 }
 
-// lookupAll looks up in the indexes all that a request's position and
-// its first candidates are found by: the writers of each answer it echoes
-// and the entries its latest user text may start (which v keeps for
-// entryIndex.lookup). With many steps each lookup reads a slot at a place
-// no earlier read predicts, out of the cache; made with the hashes ready
-// and nothing between them that waits for what they read, the reads are
-// in flight together and cost about one.
+// lookupAll looks up in the indexes what a request's position is found
+// by: the writers of each answer it echoes. With many steps each lookup
+// reads a slot at a place no earlier read predicts, out of the cache; made
+// with the hashes ready and nothing between them that waits for what they
+// read, the reads are in flight together and cost about one. A request
+// that echoes no answer stands at the start, and the entries its latest
+// user text may start are looked up here; one that echoes answers mostly
+// goes on to the candidates its step names, and looks the entries up only
+// when picking needs them (startsOf): a read it would not use costs as
+// much as one it does.
 func (p *program) lookupAll(ws []written, v *view) {
-	ix := &p.starts
-	byUser := v.userFound && len(ix.byUser.slots) > 0
-	var user uint64
-	if byUser {
-		user = ix.byUser.hash(v.user)
+	if len(ws) == 0 {
+		p.lookupStarts(v)
+		return
 	}
 	for i := range ws {
 		ws[i].key = ws[i].hash(&p.writers)
@@ -468,15 +472,31 @@ func (p *program) lookupAll(ws []written, v *view) {
 	for i := range ws {
 		ws[i].writers = p.writers.lookup(ws[i].key, &ws[i].one)
 	}
+	for i := range ws {
+		ws[i].writers = p.filed(ws[i].writers, false, ws[i].text)
+	}
+}
+
+// startsOf returns the entries that may answer v, in file order, looked
+// up once a view.
+func (p *program) startsOf(v *view) []int {
+	if !v.startsRead {
+		p.lookupStarts(v)
+	}
+	return v.starts
+}
+
+// lookupStarts looks up the entries that may answer v (those filed under
+// its latest user text, and the loose ones), keeps them in v and warms the
+// first found.
+func (p *program) lookupStarts(v *view) {
+	ix := &p.starts
 	var eq []int
-	if byUser {
-		eq = ix.byUser.lookup(user, &v.startOne)
+	if v.userFound && len(ix.byUser.slots) > 0 {
+		eq = ix.byUser.lookup(ix.byUser.hash(v.user), &v.startOne)
 	}
 	if len(eq) > 0 {
 		v.warmed = p.steps[eq[0]].warm()
-	}
-	for i := range ws {
-		ws[i].writers = p.filed(ws[i].writers, false, ws[i].text)
 	}
 	v.starts, v.startsRead = ix.merge(p.filed(eq, true, v.user)), true
 }
@@ -505,19 +525,6 @@ func (p *program) filed(hits []int, user bool, k string) []int {
 		return out
 	}
 	return hits
-}
-
-// lookup returns the entries that may answer v, in file order, looked up
-// once a view.
-func (ix *entryIndex) lookup(v *view) []int {
-	if !v.startsRead {
-		var eq []int
-		if v.userFound {
-			eq = ix.byUser.lookup(ix.byUser.hash(v.user), &v.startOne)
-		}
-		v.starts, v.startsRead = ix.merge(eq), true
-	}
-	return v.starts
 }
 
 // merge returns the entries eq, found by the latest user text, and the
@@ -567,14 +574,15 @@ func (d *derivation) output() wire.Output {
 // returns the calls it made. Its conditions are not checked (they held).
 func (e *Engine) derives(c *conversation, i int, w *written, d *derivation) ([]ccall, bool) {
 	st := &e.prog.steps[i]
-	if j := st.answer.JSON; j != nil {
+	m := st.rest()
+	if j := m.answer.JSON; j != nil {
 		return e.derivesJSON(c, j, w, d)
 	}
-	text := st.text.text(generated{user: w.user, model: d.model, system: d.req.Parsed.System})
+	text := m.gen.text(generated{user: w.user, model: d.model, system: d.req.Parsed.System})
 	if textKey(text) != w.text {
 		return nil, false
 	}
-	return st.calls, e.writes(c, st.calls, w)
+	return m.calls, e.writes(c, m.calls, w)
 }
 
 // derivesJSON reports whether a json answer wrote w: its value (generate:
@@ -618,11 +626,15 @@ func (p *program) answerModel(req *Request) string {
 	return DefaultModel
 }
 
-// warm reads a field in each cache line of st and returns what it read:
-// picking and preparing then find the step's lines on their way from
-// memory, read together with the index checks instead of one after
-// another.
+// warm reads a field in each cache line of st (its two, for a plain
+// answer) and returns what it read: picking and preparing then find the
+// step's lines on their way from memory, read together with the index
+// checks instead of one after another.
 func (st *cstep) warm() int {
-	a := &st.answer
-	return len(st.next) + len(st.conds) + len(st.id) + len(a.Text) + len(a.ToolCalls) + len(a.ID) + int(a.Delay) + a.CutAfter
+	n := len(st.next) + len(st.text)
+	if m := st.more; m != nil {
+		a := &m.answer
+		n += len(m.calls) + len(a.Reasoning) + len(a.ID) + int(a.Delay) + a.CutAfter
+	}
+	return n
 }
