@@ -184,15 +184,7 @@ func checkAzureCassette(t *testing.T, path string, stream bool) {
 			t.Errorf("the cassette file holds %q", secret)
 		}
 	}
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	all, err := c.All()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := recordedIn(t, path)
 	if len(all) != 2 {
 		t.Fatalf("cassette holds %d interactions, want 2", len(all))
 	}

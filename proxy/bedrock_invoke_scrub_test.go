@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/tidwall/gjson"
 
-	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 	"github.com/llmproxy/llmproxy/wire"
@@ -129,15 +128,7 @@ func TestBedrockInvokeScrub(t *testing.T) {
 			if old := scrubToWeather(ctx, t, path); old != tc.recorded {
 				t.Fatalf("scrub renamed %s, want %s renamed call_weather", old, tc.recorded)
 			}
-			c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			all, err := c.All()
-			c.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			all := recordedIn(t, path)
 			for _, e := range all[0].Response.Events {
 				if _, err := wire.DecodeEventStream(e.Data); err != nil {
 					t.Errorf("a scrubbed message does not decode: %v", err)

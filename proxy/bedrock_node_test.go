@@ -161,15 +161,7 @@ func TestNodeBedrockSDK(t *testing.T) {
 // its Authorization and session token redacted.
 func checkNodeBedrockCassette(t *testing.T, path string) {
 	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	all, err := c.All()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := recordedIn(t, path)
 	if len(all) != 3 {
 		t.Fatalf("cassette holds %d interactions, want 3", len(all))
 	}

@@ -27,15 +27,7 @@ func TestBedrockScrub(t *testing.T) {
 	}
 	rec.stop()
 	scrubToWeather(ctx, t, path)
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := c.All()
-	c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := recordedIn(t, path)
 	for _, e := range all[0].Response.Events {
 		if _, err := wire.DecodeEventStream(e.Data); err != nil {
 			t.Errorf("a scrubbed message does not decode: %v", err)

@@ -20,7 +20,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 
-	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/internal/fake"
 	"github.com/llmproxy/llmproxy/proxy"
 )
@@ -255,15 +254,7 @@ func checkBedrockLog(t *testing.T, base string) {
 // checkBedrockCassette checks the recorded interactions' kind and framing.
 func checkBedrockCassette(t *testing.T, path, kind string, stream bool, n int) {
 	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	all, err := c.All()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := recordedIn(t, path)
 	if len(all) != n {
 		t.Fatalf("cassette holds %d interactions, want %d", len(all), n)
 	}

@@ -38,15 +38,7 @@ func copyV1Cassette(t *testing.T, dir, name string) string {
 // sees of the recording, and the body.
 func replayAll(t *testing.T, mode proxy.Mode, path string, edit func(*proxy.Config)) []string {
 	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := c.All()
-	c.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := recordedIn(t, path)
 	h := startProxy(t, mode, path, "http://127.0.0.1:1", func(cfg *proxy.Config) {
 		u, _ := url.Parse("http://127.0.0.1:1")
 		cfg.Upstreams["files"] = u

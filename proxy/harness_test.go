@@ -141,3 +141,19 @@ func rawCassette(t testing.TB, path string) []byte {
 	}
 	return b
 }
+
+// recordedIn is every interaction of the cassette at path, opened
+// read-only and closed again.
+func recordedIn(t *testing.T, path string) []*cassette.Interaction {
+	t.Helper()
+	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	all, err := c.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}

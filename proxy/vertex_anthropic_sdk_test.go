@@ -159,15 +159,7 @@ func TestAnthropicVertexSDK(t *testing.T) {
 // second streamed, the bearer redacted.
 func checkVertexAnthropicCassette(t *testing.T, path string) {
 	t.Helper()
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	all, err := c.All()
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := recordedIn(t, path)
 	if len(all) != 2 {
 		t.Fatalf("cassette holds %d interactions, want 2", len(all))
 	}

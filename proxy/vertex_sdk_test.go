@@ -102,12 +102,7 @@ func TestVertexGenaiRecordReplay(t *testing.T) {
 	if raw := rawCassette(t, path); bytes.Contains(raw, []byte(vertexRecordToken)) || bytes.Contains(raw, []byte("ya29.")) {
 		t.Error("the cassette file holds the OAuth token")
 	}
-	c, err := cassette.Open(path, cassette.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _ := c.All()
-	c.Close()
+	all := recordedIn(t, path)
 	if len(all) != 1 || all[0].Kind != "gemini" || !strings.HasPrefix(all[0].Request.Path, "/v1beta1/projects/demo-project/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent") ||
 		all[0].Request.Headers.Get("Authorization") != cassette.Redacted {
 		t.Fatalf("recorded %+v", all[0].Request)
