@@ -57,14 +57,7 @@ func TestPackedKeys(t *testing.T) {
 	b.Step("b").WhenSystem(Contains("x")).Text("no user condition")
 	b.Step("c").WhenSystem(Equals("sys")).WhenLatestUser(Equals("")).Text("")
 	b.Step("d").WhenLatestUser(Contains("err")).Error(ErrorAnswer{Status: 429, Type: "rate_limit", Message: "slow down"})
-	s, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, errs := compile(s)
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	_, prog := compiled(t, b)
 	want := []struct {
 		userEq string
 		kept   bool // a latest-user equals condition, at conds[userEqAt]
@@ -100,14 +93,7 @@ func TestPackedKeys(t *testing.T) {
 func TestHoldsKeptEquals(t *testing.T) {
 	b := New("kept")
 	b.Step("a").WhenSystem(Equals("sys")).WhenLatestUser(Equals("hi")).Text("ok")
-	s, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, errs := compile(s)
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	_, prog := compiled(t, b)
 	st := &prog.steps[0]
 	tests := []struct {
 		name, system, user string
@@ -143,14 +129,7 @@ func TestPackedNext(t *testing.T) {
 	b.Step("b").Text("2").Then("c")
 	b.Step("c").Text("3").Complete()
 	b.Step("d").Text("4").Then("a").Start()
-	s, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog, errs := compile(s)
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	_, prog := compiled(t, b)
 	want := [][]int{{2, 1}, {2}, nil, {0}}
 	var end uintptr
 	for i, w := range want {
@@ -204,14 +183,7 @@ func TestPlainAnswer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := New("plain")
 			tt.set(b.Step("s"))
-			s, err := b.Build()
-			if err != nil {
-				t.Fatal(err)
-			}
-			prog, errs := compile(s)
-			if errs != nil {
-				t.Fatal(errs)
-			}
+			s, prog := compiled(t, b)
 			st := &prog.steps[0]
 			if (st.more == nil) != tt.plain {
 				t.Fatalf("step keeps more: %v, want %v", st.more != nil, !tt.plain)
@@ -227,4 +199,18 @@ func TestPlainAnswer(t *testing.T) {
 	if !reflect.DeepEqual(noMore, stepMore{}) {
 		t.Errorf("noMore, the rest of every plain answer, changed: %+v", noMore)
 	}
+}
+
+// compiled builds b's scenario and compiles it, failing t on an error.
+func compiled(t *testing.T, b *Builder) (*Scenario, *program) {
+	t.Helper()
+	s, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, errs := compile(s)
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	return s, prog
 }
