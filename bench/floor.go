@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/llmproxy/llmproxy/match"
 	"github.com/llmproxy/llmproxy/wire"
@@ -70,6 +73,51 @@ func (f *floorReplay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil || !ok {
 		http.Error(w, fmt.Sprintf("no answer (%v)", err), http.StatusNotFound)
 		return
+	}
+	h := w.Header()
+	for k, v := range a.header {
+		h[k] = v
+	}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(a.body)
+}
+
+// mockFloor is the least a scripted mock can do per request beyond the
+// bare handler serving mock's bytes, for bench/findings.md (the probe's
+// "mock-floor" kind, never in the report): it reads the body, checks that
+// it is JSON, and reads from it, with gjson, what a script's step is
+// chosen by — the latest message's role and text and whether the answer
+// streams — then serves the same bytes as mockBare. No conversation, no
+// answer written from a template, no journal, no log line: what is left
+// between it and llmproxy mock is those.
+type mockFloor struct {
+	rounds [2][2][]mockAnswer // as mockBare's
+	bodies *sync.Pool
+}
+
+func newMockFloor() (mockFloor, error) {
+	rounds, err := mockRounds()
+	if err != nil {
+		return mockFloor{}, err
+	}
+	b := newMockBare(rounds)
+	return mockFloor{rounds: b.rounds, bodies: b.bodies}, nil
+}
+
+func (m mockFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body := m.bodies.Get().(*bytes.Buffer)
+	defer m.bodies.Put(body)
+	body.Reset()
+	if _, err := body.ReadFrom(r.Body); err != nil || !gjson.ValidBytes(body.Bytes()) {
+		http.Error(w, "the body is not JSON", http.StatusBadRequest)
+		return
+	}
+	got := gjson.GetManyBytes(body.Bytes(), "stream", "messages.@reverse.0.role", "messages.@reverse.0.content")
+	stream, role, text := got[0].Bool(), got[1].String(), got[2].String()
+	round := m.rounds[b2i(strings.HasPrefix(text, "Question 0"))][b2i(stream)]
+	a := round[0]
+	if role == "tool" && len(round) > 1 {
+		a = round[1]
 	}
 	h := w.Header()
 	for k, v := range a.header {

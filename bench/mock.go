@@ -329,7 +329,11 @@ func mockScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 		}
 	}()
 	var servers []server
-	for _, s := range []struct{ kind, name string }{{"mock-bare", nameMockBare}, {"mock", nameMock}} {
+	kinds := []struct{ kind, name string }{{"mock-bare", nameMockBare}, {"mock", nameMock}}
+	if os.Getenv("BENCH_MOCK_FLOOR") != "" { // for bench/findings.md: see mockFloor
+		kinds = append(kinds, struct{ kind, name string }{"mock-floor", "floor: body parsed, step chosen, mock's bytes"})
+	}
+	for _, s := range kinds {
 		c, err := startChild(dir, serveOptions{kind: s.kind, cpuprofile: p.profile(s.kind)})
 		if err != nil {
 			return nil, err

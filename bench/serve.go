@@ -190,6 +190,12 @@ func serveChild(o serveOptions) error {
 		u.jsonHeader["X-Content-Type-Options"] = []string{"nosniff"}
 		u.jsonHeader["Content-Security-Policy"] = []string{"sandbox"}
 		h = u
+	case "mock-floor":
+		f, err := newMockFloor()
+		if err != nil {
+			return err
+		}
+		h = f
 	case "replay-floor", "replay-floor-plain":
 		f, err := newFloorReplay(o.kind == "replay-floor")
 		if err != nil {
