@@ -150,6 +150,9 @@ type viaProxy struct {
 
 func (v viaProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
+	if err := ownBody(r); err != nil {
+		return nil, err
+	}
 	r.Host = r.URL.Host
 	path := r.URL.EscapedPath()
 	r.URL.Scheme, r.URL.Host = v.prefix.Scheme, v.prefix.Host
@@ -159,6 +162,27 @@ func (v viaProxy) RoundTrip(r *http.Request) (*http.Response, error) {
 		return v.next.RoundTrip(r)
 	}
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// ownBody gives r a body of its own, a copy of the SDK's: smithy-go closes
+// the request body it handed the transport once the response arrives,
+// which can make the transport's write of the request, still closing the
+// body, fail, and the transport then closes the connection under the
+// response being read ("use of closed network connection" in about one
+// ConverseStream in a hundred here; aws-sdk-go-v2 issues 1825 and 2737,
+// which the SDK meets by retrying, as the tests' clients do not). A copy
+// the SDK cannot close keeps the response's connection the transport's.
+func ownBody(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	return nil
 }
 
 // bedrockClient is a bedrockruntime client signing for signFor with creds
