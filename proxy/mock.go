@@ -434,7 +434,7 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		events = events[:p.CutAfter]
 	}
 	joined, _ := written.JoinedPrefix(len(events))
-	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
+	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, cut, func() { settled = m.journal.begin(nil, true).close }) {
 		m.commit(x, p, written.Status, false)
 		return
 	}
@@ -450,9 +450,14 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 // last is called just before the final write. Paced (scripted, with an
 // interval), it writes each event with a flush after it, interval apart.
 // Otherwise every event is ready at once: they go out joined, the same
-// bytes, in one write and one flush, from joined when the writer laid
-// them out so (nil: joined here).
-func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, last func()) bool {
+// bytes, in one write, from joined when the writer laid them out so (nil:
+// joined here). That write is flushed only when the stream is cut (the
+// connection is then aborted, which would drop what is still buffered);
+// a whole stream's last bytes leave with the end of the chunked body,
+// which net/http writes when the handler returns, so that an answer that
+// fits its buffers reaches the client in one system call, not two (the
+// bytes, then the five of the end).
+func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, cut bool, last func()) bool {
 	if len(events) == 0 {
 		last()
 	}
@@ -462,7 +467,7 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	}
 	rc := http.NewResponseController(w)
 	if !scripted || interval <= 0 {
-		return m.writeJoined(ctx, w, rc, events, joined, last)
+		return m.writeJoined(ctx, w, rc, events, joined, cut, last)
 	}
 	for n, e := range events {
 		if n > 0 && !sleep(ctx, interval) || contextDone(ctx) {
@@ -481,17 +486,18 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	return true
 }
 
-// writeJoined writes the Raw of events, at least one, in one write and
-// one flush: joined, when the writer laid them out so, else joined in a
-// buffer from m.streams; last is called just before the write.
-func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, last func()) bool {
+// writeJoined writes the Raw of events, at least one, in one write,
+// flushed when flush is set: joined, when the writer laid them out so,
+// else joined in a buffer from m.streams; last is called just before the
+// write.
+func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, flush bool, last func()) bool {
 	if contextDone(ctx) {
 		return false
 	}
 	if joined != nil {
 		last()
 		_, err := w.Write(joined)
-		if err == nil {
+		if err == nil && flush {
 			err = rc.Flush()
 		}
 		return err == nil
@@ -506,7 +512,7 @@ func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *htt
 	}
 	last()
 	_, err := w.Write(b)
-	if err == nil {
+	if err == nil && flush {
 		err = rc.Flush()
 	}
 	if cap(b) <= maxPooledStream {
