@@ -61,7 +61,8 @@ type mocker struct {
 
 	mu       sync.Mutex
 	fixtures map[string][]byte
-	turns    map[string]*turn // by scenario and conversation, while in use
+	turns    map[turnKey]*turn // while in use
+	spare    []*turn           // turns no longer in use, for reuse
 
 	// streams holds the buffers an unpaced stream is joined in (*[]byte).
 	streams sync.Pool
@@ -131,7 +132,7 @@ type turn struct {
 // r what it reports of a request.
 func newMocker(cfg Config, j *journal, log *slog.Logger, r *cassette.Redactor) *mocker {
 	m := &mocker{journal: j, log: log, redactor: r,
-		instant: cfg.Pace == PaceInstant, onMiss: cfg.OnMiss, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
+		instant: cfg.Pace == PaceInstant, onMiss: cfg.OnMiss, fixtures: map[string][]byte{}, turns: map[turnKey]*turn{}}
 	m.set.Store(newScenarioSet(cfg.Scenarios, cfg.ScenarioFiles))
 	return m
 }
@@ -160,42 +161,69 @@ func checkSources(cfg Config) error {
 	return nil
 }
 
-// take waits for the conversation's turn; the returned function ends it.
-// It fails when ctx ends first.
-func (m *mocker) take(ctx context.Context, scenarioName, conv string) (func(), error) {
-	key := scenarioName + "\x00" + conv
+// take waits for the turn of the requests that share key, and returns it;
+// m.give ends it. It fails when ctx ends first.
+func (m *mocker) take(ctx context.Context, key turnKey) (*turn, error) {
 	m.mu.Lock()
 	t, ok := m.turns[key]
 	if !ok {
-		t = &turn{sem: make(chan struct{}, 1)}
+		if n := len(m.spare); n > 0 {
+			t, m.spare = m.spare[n-1], m.spare[:n-1]
+		} else {
+			t = &turn{sem: make(chan struct{}, 1)}
+		}
 		m.turns[key] = t
 	}
 	t.refs++
 	m.mu.Unlock()
-	drop := func() {
-		m.mu.Lock()
-		if t.refs--; t.refs == 0 {
-			delete(m.turns, key)
-		}
-		m.mu.Unlock()
-	}
 	select {
 	case t.sem <- struct{}{}:
-		return func() { <-t.sem; drop() }, nil
+		return t, nil
 	case <-ctx.Done():
-		drop()
+		m.drop(key, t)
 		return nil, ctx.Err()
 	}
 }
 
-// turnKey is what requests answered one at a time share: the conversation
-// the header names, else (the position read from the request) the body.
-func turnKey(conv string, body []byte) string {
-	if conv != "" {
-		return "conversation\x00" + conv
+// give ends a turn take returned.
+func (m *mocker) give(key turnKey, t *turn) {
+	<-t.sem
+	m.drop(key, t)
+}
+
+// drop lets go of t, which take returned for key or gave up waiting for;
+// the last to let go forgets it, and keeps it for a later key while fewer
+// than maxSpareTurns are kept (its sem is then empty: every holder gave it
+// back before letting go).
+func (m *mocker) drop(key turnKey, t *turn) {
+	m.mu.Lock()
+	if t.refs--; t.refs == 0 {
+		delete(m.turns, key)
+		if len(m.spare) < maxSpareTurns {
+			m.spare = append(m.spare, t)
+		}
 	}
-	k := scenario.RequestKey(body)
-	return "request\x00" + string(k[:])
+	m.mu.Unlock()
+}
+
+// maxSpareTurns bounds the turns kept for reuse: about as many as
+// conversations answered at once.
+const maxSpareTurns = 256
+
+// turnKey is what requests answered one at a time share: their scenario
+// and the conversation the header names, else (the position read from the
+// request) the body's key.
+type turnKey struct {
+	scenario, conv string
+	body           [32]byte // scenario.RequestKey of the body when conv is ""
+}
+
+// turnOf is the turnKey of a request of the named scenario.
+func turnOf(scenarioName, conv string, body []byte) turnKey {
+	if conv != "" {
+		return turnKey{scenario: scenarioName, conv: conv}
+	}
+	return turnKey{scenario: scenarioName, body: scenario.RequestKey(body)}
 }
 
 // noScenario is the miss of a request when mock serves no scenario.
@@ -319,11 +347,12 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		x.parsed = &parsed
 	}
 	opts := wire.OptionsOf(kind, path, parsed, body)
-	done, err := m.take(r.Context(), eng.Name(), turnKey(x.conv, body))
+	key := turnOf(eng.Name(), x.conv, body)
+	t, err := m.take(r.Context(), key)
 	if err != nil {
 		return // the client left while an earlier request of its conversation was answered
 	}
-	defer done()
+	defer m.give(key, t)
 	p, err := eng.Answer(scenario.Request{Conversation: x.conv, Parsed: parsed, Body: body})
 	var miss *scenario.Miss
 	if errors.As(err, &miss) {
