@@ -64,11 +64,12 @@ type mocker struct {
 	turns    map[turnKey]*turn // while in use
 	spare    []*turn           // turns no longer in use, for reuse
 
-	// streams holds the buffers an unpaced stream is joined in (*[]byte).
+	// streams holds the buffers answers are laid out in (wire's
+	// WriteOptions.Buffer) and unpaced streams joined in (*[]byte).
 	streams sync.Pool
 }
 
-// maxPooledStream bounds the buffers kept for joining streams: a larger one
+// maxPooledStream bounds the buffers kept in mocker.streams: a larger one
 // is used once and left to the collector.
 const maxPooledStream = 64 << 10
 
@@ -415,7 +416,12 @@ func (m *mocker) miss(w http.ResponseWriter, x *mockExchange, err error) {
 // stream, it closes the connection after the status and headers, before the
 // body.
 func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions) {
+	bp := m.buffer()
+	opts.Buffer = *bp
 	written, err := m.written(x.kind, p, opts)
+	// The answer is written (net/http copies what it is given) and no
+	// longer used once deliver returns: its memory serves the next.
+	defer m.recycle(bp, written.Buffer())
 	if err != nil {
 		m.refuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
 		return
@@ -515,6 +521,25 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	return true
 }
 
+// buffer returns a buffer from m.streams, or an empty one.
+func (m *mocker) buffer() *[]byte {
+	if bp, _ := m.streams.Get().(*[]byte); bp != nil {
+		return bp
+	}
+	return new([]byte)
+}
+
+// recycle puts bp back into m.streams holding b, when b is not nil (else
+// what it held), unless it is larger than maxPooledStream.
+func (m *mocker) recycle(bp *[]byte, b []byte) {
+	if b != nil {
+		*bp = b[:0]
+	}
+	if cap(*bp) <= maxPooledStream {
+		m.streams.Put(bp)
+	}
+}
+
 // writeJoined writes the Raw of events, at least one, in one write,
 // flushed when flush is set: joined, when the writer laid them out so,
 // else joined in a buffer from m.streams; last is called just before the
@@ -531,10 +556,7 @@ func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *htt
 		}
 		return err == nil
 	}
-	bp, _ := m.streams.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
+	bp := m.buffer()
 	b := (*bp)[:0]
 	for _, e := range events {
 		b = append(b, e.Raw...)
@@ -544,10 +566,7 @@ func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *htt
 	if err == nil && flush {
 		err = rc.Flush()
 	}
-	if cap(b) <= maxPooledStream {
-		*bp = b
-		m.streams.Put(bp)
-	}
+	m.recycle(bp, b)
 	return err == nil
 }
 

@@ -61,7 +61,7 @@ func TestIndentedFallsBack(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"a":1`, `]`, `"open`, `{"a":[1]}}`} {
-		if _, ok := indentCompact([]byte(bad), "  "); ok {
+		if _, ok := indentCompact(nil, []byte(bad), "  "); ok {
 			t.Errorf("indentCompact(%q): ok, want refused", bad)
 		}
 	}
@@ -88,7 +88,7 @@ func checkIndent(t *testing.T, doc []byte, in string) {
 	if err := json.Indent(&want, doc, "", in); err != nil {
 		t.Fatalf("json.Indent(%q): %v", doc, err)
 	}
-	got, ok := indentCompact(doc, in)
+	got, ok := indentCompact(nil, doc, in)
 	if !ok || !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("indentCompact(%q, %q) = %q, %v; json.Indent gives %q", doc, in, got, ok, want.Bytes())
 	}
@@ -108,7 +108,7 @@ func BenchmarkIndent(b *testing.B) {
 	doc := c.Bytes()
 	b.Run("one-pass", func(b *testing.B) {
 		for b.Loop() {
-			indentCompact(doc, "  ")
+			indentCompact(nil, doc, "  ")
 		}
 	})
 	b.Run("json.Indent", func(b *testing.B) {

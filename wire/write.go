@@ -48,6 +48,11 @@ type WriteOptions struct {
 	// float32 values, as encoding_format "base64" asks (the openai Python
 	// and Node SDKs ask for it by default).
 	Base64 bool
+	// Buffer, when not nil, is memory the writer may lay the answer out
+	// in (OpenAI chat for now), overwriting it, when its capacity is
+	// enough: a server passes the Written.Buffer of an answer it no longer
+	// uses, so that answers do not each allocate theirs.
+	Buffer []byte
 	// Request is the body of the request answered, or nil. The Responses
 	// API echoes its settings in the response object (instructions, tools,
 	// tool_choice, store, reasoning, temperature, …); the other writers do
@@ -127,6 +132,24 @@ type Written struct {
 	// joined, when set, is the buffer the writer laid Events out in, side
 	// by side (see JoinedPrefix).
 	joined []byte
+	// buffer is the memory the answer's bytes lie in, when the writer
+	// allocated it for this answer or took it from WriteOptions.Buffer.
+	buffer []byte
+}
+
+// Buffer returns the memory the answer's bytes (Body, or the events'
+// Raw) lie in when the writer allocated it for this answer or took it
+// from WriteOptions.Buffer, and nil otherwise. Once the answer is no
+// longer used, it may be passed as the WriteOptions.Buffer of another.
+func (w Written) Buffer() []byte { return w.buffer }
+
+// buffer returns o.Buffer emptied when it holds size bytes, else new
+// memory for them.
+func (o WriteOptions) buffer(size int) []byte {
+	if cap(o.Buffer) >= size {
+		return o.Buffer[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // JoinedPrefix returns the Raw of the first n events as one slice, without

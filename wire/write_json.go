@@ -126,7 +126,7 @@ var (
 // document with white space outside its strings goes through json.Indent,
 // which keeps one it refuses as it is.
 func indented(doc []byte, in string) []byte {
-	if out, ok := indentCompact(doc, in); ok {
+	if out, ok := indentCompact(make([]byte, 0, len(doc)+len(doc)/2), doc, in); ok {
 		return out
 	}
 	var buf bytes.Buffer
@@ -142,8 +142,8 @@ func indented(doc []byte, in string) []byte {
 // name, and empty objects and arrays left as {} and []. ok is false for a
 // document with white space outside its strings, or more closing brackets
 // than opening ones or fewer. It does not check the rest of the syntax.
-func indentCompact(doc []byte, in string) (out []byte, ok bool) {
-	out = make([]byte, 0, len(doc)+len(doc)/2)
+// It appends to out, which must not overlap doc.
+func indentCompact(out, doc []byte, in string) (_ []byte, ok bool) {
 	depth := 0
 	newline := func() {
 		out = append(out, '\n')

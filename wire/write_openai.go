@@ -68,7 +68,7 @@ func chatUsage(w *jsonw, a *answer) {
 func writeChat(a *answer, o WriteOptions) Written {
 	if o.Stream {
 		evs, joined := chatStream(a, o)
-		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined}
+		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined, buffer: joined}
 	}
 	// The document is about 700 bytes beside what the answer says.
 	size := 700 + len(a.ID) + len(a.Model) + len(a.Text) + len(a.Reasoning)
@@ -106,8 +106,13 @@ func writeChat(a *answer, o WriteOptions) Written {
 	w.K("usage")
 	chatUsage(w, a)
 	w.K("service_tier").Str("default").K("system_fingerprint").Str(fingerprint(a.Model)).End()
-	body := append(indented(w.Bytes(), "  "), '\n')
-	return Written{Status: http.StatusOK, Header: openAIHeader(openAIJSON, a.ID), Body: body}
+	doc := w.Bytes()
+	body, ok := indentCompact(o.buffer(len(doc)+len(doc)/2+1), doc, "  ")
+	if !ok {
+		body = indented(doc, "  ")
+	}
+	body = append(body, '\n')
+	return Written{Status: http.StatusOK, Header: openAIHeader(openAIJSON, a.ID), Body: body, buffer: body}
 }
 
 // chatStream writes the chunks of a chat stream as gpt-4o-mini sends them:
@@ -157,7 +162,7 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	head = appendString(head, a.Model)
 	head = append(head, `,"service_tier":"default","system_fingerprint":"`...)
 	head = append(appendFingerprint(head, a.Model), `","choices":[`...)
-	w := &jsonw{b: make([]byte, 0, n*(len(head)+100)+delta+len("data: [DONE]\n\n"))}
+	w := &jsonw{b: o.buffer(n*(len(head)+100) + delta + len("data: [DONE]\n\n"))}
 	emit := func(delta func(w *jsonw), finish string, usage bool) {
 		w.b = append(w.b, head...)
 		if !usage {
