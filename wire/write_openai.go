@@ -21,7 +21,8 @@ const (
 // openAIHeader is Content-Type and the x-request-id OpenAI sends with every
 // answer.
 func openAIHeader(contentType, id string) http.Header {
-	return http.Header{"Content-Type": {contentType}, "X-Request-Id": {requestID(id)}}
+	v := []string{contentType, requestID(id)} // one array for both values
+	return http.Header{"Content-Type": v[0:1:1], "X-Request-Id": v[1:2:2]}
 }
 
 // fingerprint is a system_fingerprint ("fp_" and 10 hex digits) derived
@@ -153,7 +154,7 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	}
 	ends := make([]int, 0, n+1)
 	// Every chunk opens with the same members, laid out once.
-	head := make([]byte, 0, 128+len(a.ID)+len(a.Model))
+	head := make([]byte, 0, 176+len(a.ID)+len(a.Model)) // 164 beside the two, unescaped
 	head = append(head, `data: {"id":`...)
 	head = appendString(head, a.ID)
 	head = append(head, `,"object":"chat.completion.chunk","created":`...)
