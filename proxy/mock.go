@@ -437,15 +437,11 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		h[k] = vs
 	}
 	sandbox(h)
-	var settled func()
-	defer func() {
-		if settled != nil {
-			settled()
-		}
-	}()
+	settled := settling{j: m.journal}
+	defer settled.end()
 	if !written.Streamed() {
 		h.Set("Content-Length", strconv.Itoa(len(written.Body)))
-		settled = m.journal.begin(nil, true).close
+		settled.begin()
 		w.WriteHeader(written.Status)
 		body := written.Body
 		if p.CutAfter > 0 {
@@ -457,8 +453,7 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		}
 		m.commit(x, p, written.Status, err == nil)
 		if p.CutAfter > 0 && err == nil {
-			settled()
-			settled = nil
+			settled.end()
 			panic(http.ErrAbortHandler) // the connection closes where the body would be
 		}
 		return
@@ -469,20 +464,41 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		events = events[:p.CutAfter]
 	}
 	joined, _ := written.JoinedPrefix(len(events))
-	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, cut, func() { settled = m.journal.begin(nil, true).close }) {
+	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, cut, &settled) {
 		m.commit(x, p, written.Status, false)
 		return
 	}
 	m.commit(x, p, written.Status, true)
 	if cut {
-		settled()
-		settled = nil
+		settled.end()
 		panic(http.ErrAbortHandler) // the connection closes mid-stream
 	}
 }
 
+// settling is the journal bracket an answer opens just before its last
+// write, so that the log waits for its entry, and closes once it is
+// committed (or not).
+type settling struct {
+	j    *journal
+	ref  bracketRef
+	open bool
+}
+
+// begin opens the bracket.
+func (s *settling) begin() {
+	s.ref, s.open = s.j.begin(nil, true), true
+}
+
+// end closes the bracket, if it is open.
+func (s *settling) end() {
+	if s.open {
+		s.open = false
+		s.ref.close()
+	}
+}
+
 // stream writes events and reports whether every one reached the client;
-// last is called just before the final write. Paced (scripted, with an
+// last begins just before the final write. Paced (scripted, with an
 // interval), it writes each event with a flush after it, interval apart.
 // Otherwise every event is ready at once: they go out joined, the same
 // bytes, in one write, from joined when the writer laid them out so (nil:
@@ -492,9 +508,9 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 // which net/http writes when the handler returns, so that an answer that
 // fits its buffers reaches the client in one system call, not two (the
 // bytes, then the five of the end).
-func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, cut bool, last func()) bool {
+func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, cut bool, last *settling) bool {
 	if len(events) == 0 {
-		last()
+		last.begin()
 	}
 	w.WriteHeader(status)
 	if len(events) == 0 {
@@ -509,7 +525,7 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 			return false
 		}
 		if n == len(events)-1 {
-			last()
+			last.begin()
 		}
 		if _, err := w.Write(e.Raw); err != nil {
 			return false
@@ -542,14 +558,14 @@ func (m *mocker) recycle(bp *[]byte, b []byte) {
 
 // writeJoined writes the Raw of events, at least one, in one write,
 // flushed when flush is set: joined, when the writer laid them out so,
-// else joined in a buffer from m.streams; last is called just before the
+// else joined in a buffer from m.streams; last begins just before the
 // write.
-func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, flush bool, last func()) bool {
+func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, flush bool, last *settling) bool {
 	if contextDone(ctx) {
 		return false
 	}
 	if joined != nil {
-		last()
+		last.begin()
 		_, err := w.Write(joined)
 		if err == nil && flush {
 			err = rc.Flush()
@@ -561,7 +577,7 @@ func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *htt
 	for _, e := range events {
 		b = append(b, e.Raw...)
 	}
-	last()
+	last.begin()
 	_, err := w.Write(b)
 	if err == nil && flush {
 		err = rc.Flush()
