@@ -270,10 +270,11 @@ type mockExchange struct {
 	conv       string
 	eng        *scenario.Engine
 	stats      *sessionStats // the session's, when it answers
-	// parsed is the request as read, once it was; the entry summarises it
+	// parsed is the request as read, once it was (hasParsed); the entry summarises it
 	// instead of parsing logged again when redaction left the body as it
 	// was.
-	parsed *wire.Request
+	parsed    wire.Request
+	hasParsed bool
 }
 
 // entry is the log entry of the exchange, ending now.
@@ -288,8 +289,8 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 	}
 	switch {
 	case !x.kind.CallsTools():
-	case x.parsed != nil && sameBytes(x.logged, x.body):
-		e.summarizeParsed(x.parsed)
+	case x.hasParsed && sameBytes(x.logged, x.body):
+		e.summarizeParsed(&x.parsed)
 	default:
 		e.summarize(x.kind, x.route.path, x.logged)
 	}
@@ -345,7 +346,7 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	if path == rt.path { // the log summarises the path without its query
-		x.parsed = &parsed
+		x.parsed, x.hasParsed = parsed, true
 	}
 	opts := wire.OptionsOf(kind, path, parsed, body)
 	key := turnOf(eng.Name(), x.conv, body)
@@ -355,11 +356,11 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 	}
 	defer m.give(key, t)
 	p, err := eng.Answer(scenario.Request{Conversation: x.conv, Parsed: parsed, Body: body})
-	var miss *scenario.Miss
-	if errors.As(err, &miss) {
-		x.conv = miss.Conversation
-	}
 	if err != nil {
+		var miss *scenario.Miss
+		if errors.As(err, &miss) {
+			x.conv = miss.Conversation
+		}
 		m.miss(w, x, err)
 		return
 	}
