@@ -270,9 +270,9 @@ type mockExchange struct {
 	conv       string
 	eng        *scenario.Engine
 	stats      *sessionStats // the session's, when it answers
-	// parsed is the request as read, once it was (hasParsed); the entry summarises it
-	// instead of parsing logged again when redaction left the body as it
-	// was.
+	// parsed is the request as read, once it was (hasParsed); the entry
+	// summarises it instead of parsing logged again when redaction left
+	// the body as it was.
 	parsed    wire.Request
 	hasParsed bool
 }
