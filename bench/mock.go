@@ -220,8 +220,9 @@ func mockRounds() (map[string][]mockAnswer, error) {
 // the request alone (the text's question or the weather's, streamed or
 // not, tool result or not), doing the least a net/http handler can: the
 // headers are copied by their slices, and a body, JSON or the whole
-// stream, is one Write, followed by one flush for a stream (the scenarios
-// pace nothing, so every event is ready at once).
+// stream (the scenarios pace nothing, so every event is ready at once),
+// is one Write and no flush, so that net/http sends a stream that fits its
+// buffers with the chunked body's end in one system call, as mock does.
 type mockBare struct {
 	rounds [2][2][]mockAnswer // by text or weather, then streamed or not
 	bodies *sync.Pool         // request body buffers
@@ -266,10 +267,7 @@ func (m mockBare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h[k] = v
 	}
 	w.WriteHeader(http.StatusOK)
-	if _, err := w.Write(a.body); err != nil || !stream {
-		return
-	}
-	_ = http.NewResponseController(w).Flush()
+	_, _ = w.Write(a.body)
 }
 
 // mockHandlerFor is the handler of a server child of kind mock or

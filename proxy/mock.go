@@ -61,13 +61,15 @@ type mocker struct {
 
 	mu       sync.Mutex
 	fixtures map[string][]byte
-	turns    map[string]*turn // by scenario and conversation, while in use
+	turns    map[turnKey]*turn // while in use
+	spare    []*turn           // turns no longer in use, for reuse
 
-	// streams holds the buffers an unpaced stream is joined in (*[]byte).
+	// streams holds the buffers answers are laid out in (wire's
+	// WriteOptions.Buffer) and unpaced streams joined in (*[]byte).
 	streams sync.Pool
 }
 
-// maxPooledStream bounds the buffers kept for joining streams: a larger one
+// maxPooledStream bounds the buffers kept in mocker.streams: a larger one
 // is used once and left to the collector.
 const maxPooledStream = 64 << 10
 
@@ -131,7 +133,7 @@ type turn struct {
 // r what it reports of a request.
 func newMocker(cfg Config, j *journal, log *slog.Logger, r *cassette.Redactor) *mocker {
 	m := &mocker{journal: j, log: log, redactor: r,
-		instant: cfg.Pace == PaceInstant, onMiss: cfg.OnMiss, fixtures: map[string][]byte{}, turns: map[string]*turn{}}
+		instant: cfg.Pace == PaceInstant, onMiss: cfg.OnMiss, fixtures: map[string][]byte{}, turns: map[turnKey]*turn{}}
 	m.set.Store(newScenarioSet(cfg.Scenarios, cfg.ScenarioFiles))
 	return m
 }
@@ -160,42 +162,69 @@ func checkSources(cfg Config) error {
 	return nil
 }
 
-// take waits for the conversation's turn; the returned function ends it.
-// It fails when ctx ends first.
-func (m *mocker) take(ctx context.Context, scenarioName, conv string) (func(), error) {
-	key := scenarioName + "\x00" + conv
+// take waits for the turn of the requests that share key, and returns it;
+// m.give ends it. It fails when ctx ends first.
+func (m *mocker) take(ctx context.Context, key turnKey) (*turn, error) {
 	m.mu.Lock()
 	t, ok := m.turns[key]
 	if !ok {
-		t = &turn{sem: make(chan struct{}, 1)}
+		if n := len(m.spare); n > 0 {
+			t, m.spare = m.spare[n-1], m.spare[:n-1]
+		} else {
+			t = &turn{sem: make(chan struct{}, 1)}
+		}
 		m.turns[key] = t
 	}
 	t.refs++
 	m.mu.Unlock()
-	drop := func() {
-		m.mu.Lock()
-		if t.refs--; t.refs == 0 {
-			delete(m.turns, key)
-		}
-		m.mu.Unlock()
-	}
 	select {
 	case t.sem <- struct{}{}:
-		return func() { <-t.sem; drop() }, nil
+		return t, nil
 	case <-ctx.Done():
-		drop()
+		m.drop(key, t)
 		return nil, ctx.Err()
 	}
 }
 
-// turnKey is what requests answered one at a time share: the conversation
-// the header names, else (the position read from the request) the body.
-func turnKey(conv string, body []byte) string {
-	if conv != "" {
-		return "conversation\x00" + conv
+// give ends a turn take returned.
+func (m *mocker) give(key turnKey, t *turn) {
+	<-t.sem
+	m.drop(key, t)
+}
+
+// drop lets go of t, which take returned for key or gave up waiting for;
+// the last to let go forgets it, and keeps it for a later key while fewer
+// than maxSpareTurns are kept (its sem is then empty: every holder gave it
+// back before letting go).
+func (m *mocker) drop(key turnKey, t *turn) {
+	m.mu.Lock()
+	if t.refs--; t.refs == 0 {
+		delete(m.turns, key)
+		if len(m.spare) < maxSpareTurns {
+			m.spare = append(m.spare, t)
+		}
 	}
-	k := scenario.RequestKey(body)
-	return "request\x00" + string(k[:])
+	m.mu.Unlock()
+}
+
+// maxSpareTurns bounds the turns kept for reuse: about as many as
+// conversations answered at once.
+const maxSpareTurns = 256
+
+// turnKey is what requests answered one at a time share: their scenario
+// and the conversation the header names, else (the position read from the
+// request) the body's key.
+type turnKey struct {
+	scenario, conv string
+	body           [32]byte // scenario.RequestKey of the body when conv is ""
+}
+
+// turnOf is the turnKey of a request of the named scenario.
+func turnOf(scenarioName, conv string, body []byte) turnKey {
+	if conv != "" {
+		return turnKey{scenario: scenarioName, conv: conv}
+	}
+	return turnKey{scenario: scenarioName, body: scenario.RequestKey(body)}
 }
 
 // noScenario is the miss of a request when mock serves no scenario.
@@ -241,10 +270,11 @@ type mockExchange struct {
 	conv       string
 	eng        *scenario.Engine
 	stats      *sessionStats // the session's, when it answers
-	// parsed is the request as read, once it was; the entry summarises it
-	// instead of parsing logged again when redaction left the body as it
-	// was.
-	parsed *wire.Request
+	// parsed is the request as read, once it was (hasParsed); the entry
+	// summarises it instead of parsing logged again when redaction left
+	// the body as it was.
+	parsed    wire.Request
+	hasParsed bool
 }
 
 // entry is the log entry of the exchange, ending now.
@@ -259,8 +289,8 @@ func (x *mockExchange) entry(status int, step, miss string) logged {
 	}
 	switch {
 	case !x.kind.CallsTools():
-	case x.parsed != nil && sameBytes(x.logged, x.body):
-		e.summarizeParsed(x.parsed)
+	case x.hasParsed && sameBytes(x.logged, x.body):
+		e.summarizeParsed(&x.parsed)
 	default:
 		e.summarize(x.kind, x.route.path, x.logged)
 	}
@@ -316,20 +346,21 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 		return
 	}
 	if path == rt.path { // the log summarises the path without its query
-		x.parsed = &parsed
+		x.parsed, x.hasParsed = parsed, true
 	}
 	opts := wire.OptionsOf(kind, path, parsed, body)
-	done, err := m.take(r.Context(), eng.Name(), turnKey(x.conv, body))
+	key := turnOf(eng.Name(), x.conv, body)
+	t, err := m.take(r.Context(), key)
 	if err != nil {
 		return // the client left while an earlier request of its conversation was answered
 	}
-	defer done()
+	defer m.give(key, t)
 	p, err := eng.Answer(scenario.Request{Conversation: x.conv, Parsed: parsed, Body: body})
-	var miss *scenario.Miss
-	if errors.As(err, &miss) {
-		x.conv = miss.Conversation
-	}
 	if err != nil {
+		var miss *scenario.Miss
+		if errors.As(err, &miss) {
+			x.conv = miss.Conversation
+		}
 		m.miss(w, x, err)
 		return
 	}
@@ -386,7 +417,12 @@ func (m *mocker) miss(w http.ResponseWriter, x *mockExchange, err error) {
 // stream, it closes the connection after the status and headers, before the
 // body.
 func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions) {
+	bp := m.buffer()
+	opts.Buffer = *bp
 	written, err := m.written(x.kind, p, opts)
+	// The answer is written (net/http copies what it is given) and no
+	// longer used once deliver returns: its memory serves the next.
+	defer m.recycle(bp, written.Buffer())
 	if err != nil {
 		m.refuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
 		return
@@ -402,15 +438,11 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		h[k] = vs
 	}
 	sandbox(h)
-	var settled func()
-	defer func() {
-		if settled != nil {
-			settled()
-		}
-	}()
+	settled := settling{j: m.journal}
+	defer settled.end()
 	if !written.Streamed() {
 		h.Set("Content-Length", strconv.Itoa(len(written.Body)))
-		settled = m.journal.begin(nil, true).close
+		settled.begin()
 		w.WriteHeader(written.Status)
 		body := written.Body
 		if p.CutAfter > 0 {
@@ -422,8 +454,7 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		}
 		m.commit(x, p, written.Status, err == nil)
 		if p.CutAfter > 0 && err == nil {
-			settled()
-			settled = nil
+			settled.end()
 			panic(http.ErrAbortHandler) // the connection closes where the body would be
 		}
 		return
@@ -434,27 +465,53 @@ func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pen
 		events = events[:p.CutAfter]
 	}
 	joined, _ := written.JoinedPrefix(len(events))
-	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, func() { settled = m.journal.begin(nil, true).close }) {
+	if !m.stream(ctx, w, written.Status, events, joined, scripted, p.Stream.Interval, cut, &settled) {
 		m.commit(x, p, written.Status, false)
 		return
 	}
 	m.commit(x, p, written.Status, true)
 	if cut {
-		settled()
-		settled = nil
+		settled.end()
 		panic(http.ErrAbortHandler) // the connection closes mid-stream
 	}
 }
 
+// settling is the journal bracket an answer opens just before its last
+// write, so that the log waits for its entry, and closes once it is
+// committed (or not).
+type settling struct {
+	j    *journal
+	ref  bracketRef
+	open bool
+}
+
+// begin opens the bracket.
+func (s *settling) begin() {
+	s.ref, s.open = s.j.begin(nil, true), true
+}
+
+// end closes the bracket, if it is open.
+func (s *settling) end() {
+	if s.open {
+		s.open = false
+		s.ref.close()
+	}
+}
+
 // stream writes events and reports whether every one reached the client;
-// last is called just before the final write. Paced (scripted, with an
+// last begins just before the final write. Paced (scripted, with an
 // interval), it writes each event with a flush after it, interval apart.
 // Otherwise every event is ready at once: they go out joined, the same
-// bytes, in one write and one flush, from joined when the writer laid
-// them out so (nil: joined here).
-func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, last func()) bool {
+// bytes, in one write, from joined when the writer laid them out so (nil:
+// joined here). That write is flushed only when the stream is cut (the
+// connection is then aborted, which would drop what is still buffered);
+// a whole stream's last bytes leave with the end of the chunked body,
+// which net/http writes when the handler returns, so that an answer that
+// fits its buffers reaches the client in one system call, not two (the
+// bytes, then the five of the end).
+func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, events []wire.Event, joined []byte, scripted bool, interval time.Duration, cut bool, last *settling) bool {
 	if len(events) == 0 {
-		last()
+		last.begin()
 	}
 	w.WriteHeader(status)
 	if len(events) == 0 {
@@ -462,14 +519,14 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	}
 	rc := http.NewResponseController(w)
 	if !scripted || interval <= 0 {
-		return m.writeJoined(ctx, w, rc, events, joined, last)
+		return m.writeJoined(ctx, w, rc, events, joined, cut, last)
 	}
 	for n, e := range events {
 		if n > 0 && !sleep(ctx, interval) || contextDone(ctx) {
 			return false
 		}
 		if n == len(events)-1 {
-			last()
+			last.begin()
 		}
 		if _, err := w.Write(e.Raw); err != nil {
 			return false
@@ -481,38 +538,52 @@ func (m *mocker) stream(ctx context.Context, w http.ResponseWriter, status int, 
 	return true
 }
 
-// writeJoined writes the Raw of events, at least one, in one write and
-// one flush: joined, when the writer laid them out so, else joined in a
-// buffer from m.streams; last is called just before the write.
-func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, last func()) bool {
+// buffer returns a buffer from m.streams, or an empty one.
+func (m *mocker) buffer() *[]byte {
+	if bp, _ := m.streams.Get().(*[]byte); bp != nil {
+		return bp
+	}
+	return new([]byte)
+}
+
+// recycle puts bp back into m.streams holding b, when b is not nil (else
+// what it held), unless it is larger than maxPooledStream.
+func (m *mocker) recycle(bp *[]byte, b []byte) {
+	if b != nil {
+		*bp = b[:0]
+	}
+	if cap(*bp) <= maxPooledStream {
+		m.streams.Put(bp)
+	}
+}
+
+// writeJoined writes the Raw of events, at least one, in one write,
+// flushed when flush is set: joined, when the writer laid them out so,
+// else joined in a buffer from m.streams; last begins just before the
+// write.
+func (m *mocker) writeJoined(ctx context.Context, w http.ResponseWriter, rc *http.ResponseController, events []wire.Event, joined []byte, flush bool, last *settling) bool {
 	if contextDone(ctx) {
 		return false
 	}
 	if joined != nil {
-		last()
+		last.begin()
 		_, err := w.Write(joined)
-		if err == nil {
+		if err == nil && flush {
 			err = rc.Flush()
 		}
 		return err == nil
 	}
-	bp, _ := m.streams.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
+	bp := m.buffer()
 	b := (*bp)[:0]
 	for _, e := range events {
 		b = append(b, e.Raw...)
 	}
-	last()
+	last.begin()
 	_, err := w.Write(b)
-	if err == nil {
+	if err == nil && flush {
 		err = rc.Flush()
 	}
-	if cap(b) <= maxPooledStream {
-		*bp = b
-		m.streams.Put(bp)
-	}
+	m.recycle(bp, b)
 	return err == nil
 }
 

@@ -3,9 +3,13 @@ package proxy_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/proxy"
@@ -92,7 +96,7 @@ func sseEvents(body []byte) [][]byte {
 
 // A stream paced by an interval goes out event by event, one write and one
 // flush each; an unpaced one (no interval, or --pace instant) in one write
-// and one flush, the same bytes.
+// and no flush of its own, the same bytes.
 func TestMockStreamWrites(t *testing.T) {
 	paced, _ := serveStream(t, streamScenario(", interval: 1ms"), proxy.PaceScripted)
 	want := paced.Body.Bytes()
@@ -122,8 +126,8 @@ func TestMockStreamWrites(t *testing.T) {
 			if got := c.Body.Bytes(); !bytes.Equal(got, want) {
 				t.Errorf("body differs from the paced stream's:\n%s\nwant:\n%s", got, want)
 			}
-			if c.writes != 1 || len(c.flushed) != 1 {
-				t.Errorf("%d writes and %d flushes, want 1 and 1", c.writes, len(c.flushed))
+			if c.writes != 1 || len(c.flushed) != 0 {
+				t.Errorf("%d writes and %d flushes, want 1 and 0 (net/http sends the bytes with the body's end)", c.writes, len(c.flushed))
 			}
 		})
 	}
@@ -154,6 +158,81 @@ func TestMockStreamCutWrites(t *testing.T) {
 			}
 			if c.writes != tc.writes || len(c.flushed) != tc.flushs {
 				t.Errorf("%d writes and %d flushes, want %d and %d", c.writes, len(c.flushed), tc.writes, tc.flushs)
+			}
+		})
+	}
+}
+
+// connWrites counts the writes to the connections a listener accepted.
+type connWrites struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *connWrites) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, n: &l.n}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countedConn) Write(b []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(b)
+}
+
+// An unpaced answer that fits net/http's buffers leaves in one write to
+// the connection, a stream's chunked end included: a client at one
+// connection waits for one segment, not two. A paced stream writes each
+// event, then the end.
+func TestMockAnswerConnWrites(t *testing.T) {
+	for _, tc := range []struct {
+		name, opts string
+		stream     bool
+		want       func(events int) int64
+	}{
+		{"JSON", "", false, func(int) int64 { return 1 }},
+		{"stream, unpaced", "", true, func(int) int64 { return 1 }},
+		{"stream, paced", ", interval: 1ms", true, func(events int) int64 { return int64(events) + 1 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := scenario.Parse("words.yaml", []byte(streamScenario(tc.opts)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := scenario.NewEngine(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := proxy.New(proxy.Config{Mode: proxy.ModeMock, Pace: proxy.PaceScripted, Scenarios: map[string]*scenario.Engine{"words": e}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { p.Close() })
+			srv := httptest.NewUnstartedServer(p)
+			l := &connWrites{Listener: srv.Listener}
+			srv.Listener = l
+			srv.Start()
+			t.Cleanup(srv.Close)
+			body := fmt.Sprintf(`{"model":"gpt-4o-mini","stream":%t,"messages":[{"role":"user","content":"hi"}]}`, tc.stream)
+			resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d, %v: %s", resp.StatusCode, err, got)
+			}
+			events := len(sseEvents(got))
+			if n, want := l.n.Load(), tc.want(events); n != want {
+				t.Errorf("%d writes to the connection for an answer of %d bytes (%d events), want %d", n, len(got), events, want)
 			}
 		})
 	}

@@ -1,10 +1,12 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +55,79 @@ func TestMockerStandsAlone(t *testing.T) {
 	}
 	if u := m.unusedSteps(); len(u) != 0 {
 		t.Errorf("unused %v after step-1 answered", u)
+	}
+}
+
+// TestMockerTurns: requests that share a turn key are answered one at a
+// time, a waiter whose context ends leaves without the turn, and a turn no
+// one holds or waits for is forgotten and kept (at most maxSpareTurns) for
+// another key, empty.
+func TestMockerTurns(t *testing.T) {
+	m := &mocker{turns: map[turnKey]*turn{}}
+	a, b := turnOf("s", "a", nil), turnOf("s", "", []byte("{}"))
+	if a == b || turnOf("s", "", []byte("{}")) != b || turnOf("t", "a", nil) == a {
+		t.Fatalf("turn keys: %+v %+v", a, b)
+	}
+	ta, err := m.take(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	waited := make(chan error)
+	go func() {
+		_, err := m.take(ctx, a)
+		waited <- err
+	}()
+	cancel()
+	if err := <-waited; err == nil {
+		t.Error("a waiter whose context ended took the turn held by another")
+	}
+	next := make(chan *turn)
+	go func() {
+		t2, _ := m.take(context.Background(), a)
+		next <- t2
+	}()
+	select {
+	case <-next:
+		t.Fatal("two requests of one conversation held its turn at once")
+	case <-time.After(10 * time.Millisecond):
+	}
+	m.give(a, ta)
+	t2 := <-next
+	if t2 != ta {
+		t.Error("the waiter got another turn than the one it waited for")
+	}
+	m.give(a, t2)
+	if len(m.turns) != 0 || len(m.spare) != 1 {
+		t.Fatalf("%d turns in use and %d spare after both gave theirs back, want 0 and 1", len(m.turns), len(m.spare))
+	}
+	tb, err := m.take(context.Background(), b)
+	if err != nil || tb != ta || len(m.spare) != 0 {
+		t.Fatalf("another key took %p (%v), want the spare turn %p", tb, err, ta)
+	}
+	m.give(b, tb)
+	for i := range maxSpareTurns + 10 {
+		k := turnOf("s", strconv.Itoa(i), nil)
+		tk, _ := m.take(context.Background(), k)
+		defer m.give(k, tk)
+	}
+	if len(m.spare) != 0 {
+		t.Errorf("%d spare turns while every turn is in use", len(m.spare))
+	}
+}
+
+// TestMockerSpareTurnsBounded: no more than maxSpareTurns are kept.
+func TestMockerSpareTurnsBounded(t *testing.T) {
+	m := &mocker{turns: map[turnKey]*turn{}}
+	var held []*turn
+	for i := range maxSpareTurns + 10 {
+		tk, _ := m.take(context.Background(), turnOf("s", strconv.Itoa(i), nil))
+		held = append(held, tk)
+	}
+	for i, tk := range held {
+		m.give(turnOf("s", strconv.Itoa(i), nil), tk)
+	}
+	if len(m.turns) != 0 || len(m.spare) != maxSpareTurns {
+		t.Errorf("%d in use, %d spare, want 0 and %d", len(m.turns), len(m.spare), maxSpareTurns)
 	}
 }

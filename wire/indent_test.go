@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // indentSeeds are compact documents with what layout depends on: nesting,
@@ -61,7 +63,7 @@ func TestIndentedFallsBack(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"a":1`, `]`, `"open`, `{"a":[1]}}`} {
-		if _, ok := indentCompact([]byte(bad), "  "); ok {
+		if _, ok := indentCompact(nil, []byte(bad), "  "); ok {
 			t.Errorf("indentCompact(%q): ok, want refused", bad)
 		}
 	}
@@ -88,7 +90,7 @@ func checkIndent(t *testing.T, doc []byte, in string) {
 	if err := json.Indent(&want, doc, "", in); err != nil {
 		t.Fatalf("json.Indent(%q): %v", doc, err)
 	}
-	got, ok := indentCompact(doc, in)
+	got, ok := indentCompact(nil, doc, in)
 	if !ok || !bytes.Equal(got, want.Bytes()) {
 		t.Fatalf("indentCompact(%q, %q) = %q, %v; json.Indent gives %q", doc, in, got, ok, want.Bytes())
 	}
@@ -108,7 +110,7 @@ func BenchmarkIndent(b *testing.B) {
 	doc := c.Bytes()
 	b.Run("one-pass", func(b *testing.B) {
 		for b.Loop() {
-			indentCompact(doc, "  ")
+			indentCompact(nil, doc, "  ")
 		}
 	})
 	b.Run("json.Indent", func(b *testing.B) {
@@ -117,4 +119,57 @@ func BenchmarkIndent(b *testing.B) {
 			_ = json.Indent(&buf, doc, "", "  ")
 		}
 	})
+}
+
+// TestJSONWriterIndents holds jsonw's indented layout to json.Indent's
+// bytes of the compact document it writes otherwise, on the seeds and the
+// golden and captured documents, with both indents the writers use.
+func TestJSONWriterIndents(t *testing.T) {
+	docs := append([]string(nil), indentSeeds...)
+	files, _ := filepath.Glob(filepath.Join("testdata", "errorbody", "*.json"))
+	captured, _ := filepath.Glob(filepath.Join("..", "internal", "fake", "captured", "*.json"))
+	for _, f := range append(files, captured...) {
+		if b, err := os.ReadFile(f); err == nil && json.Valid(b) {
+			docs = append(docs, string(b))
+		}
+	}
+	var walk func(w *jsonw, v gjson.Result)
+	walk = func(w *jsonw, v gjson.Result) {
+		switch {
+		case v.IsObject():
+			w.Obj()
+			v.ForEach(func(k, m gjson.Result) bool {
+				w.K(k.Str)
+				walk(w, m)
+				return true
+			})
+			w.End()
+		case v.IsArray():
+			w.Arr()
+			v.ForEach(func(_, e gjson.Result) bool {
+				walk(w, e)
+				return true
+			})
+			w.End()
+		case v.Type == gjson.String:
+			w.Str(v.Str)
+		default:
+			w.Raw([]byte(v.Raw))
+		}
+	}
+	for _, d := range docs {
+		compact := &jsonw{}
+		walk(compact, gjson.Parse(d))
+		for _, in := range []string{"  ", "    "} {
+			var want bytes.Buffer
+			if err := json.Indent(&want, compact.Bytes(), "", in); err != nil {
+				t.Fatalf("%.60s: %v", compact.Bytes(), err)
+			}
+			got := &jsonw{indent: in}
+			walk(got, gjson.Parse(d))
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("indent %q:\n%s\nwant\n%s", in, got.Bytes(), want.Bytes())
+			}
+		}
+	}
 }

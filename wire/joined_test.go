@@ -48,3 +48,43 @@ func TestJoinedPrefix(t *testing.T) {
 		t.Error("an answer that does not stream has a joined prefix")
 	}
 }
+
+// An answer written into WriteOptions.Buffer has the bytes of one written
+// without: a buffer large enough is used (Written.Buffer is that memory,
+// whatever it held before), one too small is not; writers that lay out
+// nothing in a buffer of their own return none.
+func TestWriteBuffer(t *testing.T) {
+	a := Answer{Model: "gpt-4o-mini", ID: "chatcmpl-1", Text: "Hello \"there\", how are you today?",
+		ToolCalls: []ToolCall{{ID: "call_1", Name: "weather", Arguments: []byte(`{"city": "Paris"}`)}}}
+	for _, o := range []WriteOptions{{}, {Stream: true, Chunk: 5, IncludeUsage: true, Obfuscation: true}} {
+		want, err := Write(KindOpenAIChat, a, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Buffer() == nil {
+			t.Errorf("stream %v: no buffer of its own", o.Stream)
+		}
+		big := bytes.Repeat([]byte{'x'}, 64<<10)
+		for _, buf := range [][]byte{big, big[:0], make([]byte, 0, 8)} {
+			o.Buffer = buf
+			got, err := Write(KindOpenAIChat, a, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("stream %v, buffer of %d bytes: %q, want %q", o.Stream, cap(buf), got.Bytes(), want.Bytes())
+			}
+			used := &got.Buffer()[:1][0] == &buf[:1][0]
+			if used != (cap(buf) == len(big)) {
+				t.Errorf("stream %v, buffer of %d bytes: used %v", o.Stream, cap(buf), used)
+			}
+		}
+	}
+	w, err := Write(KindAnthropicMessages, a, WriteOptions{Stream: true, Buffer: make([]byte, 0, 64<<10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Buffer() != nil {
+		t.Error("the Anthropic writer returned a buffer it does not lay answers out in")
+	}
+}

@@ -48,6 +48,11 @@ type WriteOptions struct {
 	// float32 values, as encoding_format "base64" asks (the openai Python
 	// and Node SDKs ask for it by default).
 	Base64 bool
+	// Buffer, when not nil, is memory the writer may lay the answer out
+	// in (OpenAI chat for now), overwriting it, when its capacity is
+	// enough: a server passes the Written.Buffer of an answer it no longer
+	// uses, so that answers do not each allocate theirs.
+	Buffer []byte
 	// Request is the body of the request answered, or nil. The Responses
 	// API echoes its settings in the response object (instructions, tools,
 	// tool_choice, store, reasoning, temperature, …); the other writers do
@@ -127,6 +132,24 @@ type Written struct {
 	// joined, when set, is the buffer the writer laid Events out in, side
 	// by side (see JoinedPrefix).
 	joined []byte
+	// buffer is the memory the answer's bytes lie in, when the writer
+	// allocated it for this answer or took it from WriteOptions.Buffer.
+	buffer []byte
+}
+
+// Buffer returns the memory the answer's bytes (Body, or the events'
+// Raw) lie in when the writer allocated it for this answer or took it
+// from WriteOptions.Buffer, and nil otherwise. Once the answer is no
+// longer used, it may be passed as the WriteOptions.Buffer of another.
+func (w Written) Buffer() []byte { return w.buffer }
+
+// buffer returns o.Buffer emptied when it holds size bytes, else new
+// memory for them.
+func (o WriteOptions) buffer(size int) []byte {
+	if cap(o.Buffer) >= size {
+		return o.Buffer[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // JoinedPrefix returns the Raw of the first n events as one slice, without
@@ -236,7 +259,7 @@ func Answerable(kind Kind, body []byte) error {
 type answer struct {
 	Answer
 	calls []call
-	rnd   *prng
+	rnd   prng
 	// textPieces and thinkPieces are Text and Reasoning cut for a stream.
 	textPieces, thinkPieces []string
 }
@@ -255,6 +278,9 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 		return nil, fmt.Errorf("%w: usage of %d input, %d output and %d reasoning tokens", ErrInvalidAnswer, u.Input, u.Output, u.Reasoning)
 	}
 	p := &answer{Answer: a}
+	if len(a.ToolCalls) > 0 {
+		p.calls = make([]call, 0, len(a.ToolCalls))
+	}
 	for i, tc := range a.ToolCalls {
 		args := bytes.TrimSpace(tc.Arguments)
 		if len(args) == 0 {
@@ -264,6 +290,7 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 			return nil, fmt.Errorf("%w: tool call %d (%s): arguments %.80q are not a UTF-8 JSON object", ErrInvalidAnswer, i, tc.Name, args)
 		}
 		var buf bytes.Buffer
+		buf.Grow(len(args))
 		if err := json.Compact(&buf, args); err != nil {
 			return nil, fmt.Errorf("%w: tool call %d (%s): arguments: %v", ErrInvalidAnswer, i, tc.Name, err)
 		}
@@ -275,7 +302,7 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 			p.Finish = FinishToolCalls
 		}
 	}
-	p.rnd = newPRNG(kind, a)
+	p.rnd.seed(kind, a)
 	if o.Stream {
 		p.textPieces = pieces(a.Text, o.Chunk)
 		p.thinkPieces = pieces(a.Reasoning, o.Chunk)
@@ -299,8 +326,12 @@ func header(contentType string) http.Header {
 // requestID derives a provider-looking request id ("req_" and 32 hex
 // digits) from a response id, so that the same answer carries the same one.
 func requestID(id string) string {
-	sum := sha256.Sum256([]byte("request-id\x00" + id))
-	return "req_" + hex.EncodeToString(sum[:16])
+	var in [64]byte
+	sum := sha256.Sum256(append(append(in[:0], "request-id\x00"...), id...))
+	var out [4 + 32]byte
+	copy(out[:], "req_")
+	hex.Encode(out[4:], sum[:16])
+	return string(out[:])
 }
 
 // pieces cuts s into stream pieces: chunk characters each, or words.
@@ -387,45 +418,46 @@ func tokens(s string) []string {
 // seed and a counter). It stands in for what providers randomise, so that
 // the same answer always gives the same bytes.
 type prng struct {
-	seed []byte
-	n    uint64
-	buf  [sha256.Size + 8]byte // seed and counter, hashed for a block
+	n   uint64
+	buf [sha256.Size + 8]byte // the seed, then the counter, hashed for a block
 }
 
-// newPRNG seeds a stream from everything the answer says.
-func newPRNG(kind Kind, a Answer) *prng {
-	h := sha256.New()
-	field := func(s string) {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+// seed seeds r from everything the answer says: the SHA-256 of each
+// field's length (8 bytes, big-endian) and bytes.
+func (r *prng) seed(kind Kind, a Answer) {
+	fields := []string{string(kind), a.Model, a.ID, a.Text, a.Reasoning}
+	size := 8 * (len(fields) + 1 + 3*len(a.ToolCalls))
+	for _, f := range fields {
+		size += len(f)
 	}
-	field(string(kind))
-	field(a.Model)
-	field(a.ID)
-	field(a.Text)
-	field(a.Reasoning)
+	for _, c := range a.ToolCalls {
+		size += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	size += len(a.Finish)
+	b := make([]byte, 0, size)
+	field := func(s string) {
+		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	for _, f := range fields {
+		field(f)
+	}
 	for _, c := range a.ToolCalls {
 		field(c.ID)
 		field(c.Name)
-		field(string(c.Arguments))
+		b = binary.BigEndian.AppendUint64(b, uint64(len(c.Arguments)))
+		b = append(b, c.Arguments...)
 	}
 	field(string(a.Finish))
-	return &prng{seed: h.Sum(nil)}
+	sum := sha256.Sum256(b)
+	copy(r.buf[:], sum[:])
+	r.n = 0
 }
 
 func (r *prng) block() [32]byte {
-	var buf []byte
-	if len(r.seed) == sha256.Size {
-		buf = r.buf[:]
-	} else {
-		buf = make([]byte, len(r.seed)+8)
-	}
-	copy(buf, r.seed)
-	binary.BigEndian.PutUint64(buf[len(r.seed):], r.n)
+	binary.BigEndian.PutUint64(r.buf[sha256.Size:], r.n)
 	r.n++
-	return sha256.Sum256(buf)
+	return sha256.Sum256(r.buf[:])
 }
 
 // between returns a number in [lo, hi].

@@ -175,7 +175,7 @@ func anthropicEvents(a *answer, sig string, onBedrock bool) []Event {
 	}
 	for _, c := range a.calls {
 		ds := []func(w *jsonw){delta("input_json_delta", "partial_json", "")}
-		for _, frag := range anthropicFragments(string(c.compact), a.rnd) {
+		for _, frag := range anthropicFragments(string(c.compact), &a.rnd) {
 			ds = append(ds, delta("input_json_delta", "partial_json", frag))
 		}
 		block(func(w *jsonw) { toolUse(w, c, emptyObjectJSON) }, ds)

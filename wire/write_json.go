@@ -15,6 +15,12 @@ type jsonw struct {
 	closers  []byte // '}' or ']' per open container
 	started  []bool // per open container: a member was written
 	afterKey bool
+	// indent, when set, lays the document out as json.Indent with no
+	// prefix and this indent does (what indented gives of the compact
+	// document): each member or element on its own line, ": " after a
+	// key, empty containers as {} and []. Raw values must then hold no
+	// member or element.
+	indent string
 }
 
 // value writes the separator a new value needs.
@@ -28,6 +34,17 @@ func (w *jsonw) value() {
 			w.b = append(w.b, ',')
 		}
 		w.started[n-1] = true
+		if w.indent != "" {
+			w.newline(n)
+		}
+	}
+}
+
+// newline starts a line indented depth times.
+func (w *jsonw) newline(depth int) {
+	w.b = append(w.b, '\n')
+	for range depth {
+		w.b = append(w.b, w.indent...)
 	}
 }
 
@@ -36,6 +53,9 @@ func (w *jsonw) K(key string) *jsonw {
 	w.value()
 	w.b = appendString(w.b, key)
 	w.b = append(w.b, ':')
+	if w.indent != "" {
+		w.b = append(w.b, ' ')
+	}
 	w.afterKey = true
 	return w
 }
@@ -66,6 +86,9 @@ func (w *jsonw) Arr() *jsonw { return w.open('[', ']') }
 // End closes the innermost open container.
 func (w *jsonw) End() *jsonw {
 	n := len(w.closers) - 1
+	if w.indent != "" && w.started[n] {
+		w.newline(n)
+	}
 	w.b = append(w.b, w.closers[n])
 	w.closers, w.started = w.closers[:n], w.started[:n]
 	return w
@@ -126,7 +149,7 @@ var (
 // document with white space outside its strings goes through json.Indent,
 // which keeps one it refuses as it is.
 func indented(doc []byte, in string) []byte {
-	if out, ok := indentCompact(doc, in); ok {
+	if out, ok := indentCompact(make([]byte, 0, len(doc)+len(doc)/2), doc, in); ok {
 		return out
 	}
 	var buf bytes.Buffer
@@ -142,8 +165,8 @@ func indented(doc []byte, in string) []byte {
 // name, and empty objects and arrays left as {} and []. ok is false for a
 // document with white space outside its strings, or more closing brackets
 // than opening ones or fewer. It does not check the rest of the syntax.
-func indentCompact(doc []byte, in string) (out []byte, ok bool) {
-	out = make([]byte, 0, len(doc)+len(doc)/2)
+// It appends to out, which must not overlap doc.
+func indentCompact(out, doc []byte, in string) (_ []byte, ok bool) {
 	depth := 0
 	newline := func() {
 		out = append(out, '\n')

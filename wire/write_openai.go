@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 )
 
@@ -22,16 +21,23 @@ const (
 // openAIHeader is Content-Type and the x-request-id OpenAI sends with every
 // answer.
 func openAIHeader(contentType, id string) http.Header {
-	h := header(contentType)
-	h.Set("X-Request-Id", requestID(id))
-	return h
+	v := []string{contentType, requestID(id)} // one array for both values
+	return http.Header{"Content-Type": v[0:1:1], "X-Request-Id": v[1:2:2]}
 }
 
 // fingerprint is a system_fingerprint ("fp_" and 10 hex digits) derived
 // from the model, as OpenAI's names the backend configuration.
 func fingerprint(model string) string {
-	sum := sha256.Sum256([]byte("fingerprint\x00" + model))
-	return "fp_" + hex.EncodeToString(sum[:5])
+	var b [13]byte
+	return string(appendFingerprint(b[:0], model))
+}
+
+// appendFingerprint appends fingerprint(model) to dst.
+func appendFingerprint(dst []byte, model string) []byte {
+	var buf [64]byte
+	sum := sha256.Sum256(append(append(buf[:0], "fingerprint\x00"...), model...))
+	dst = append(dst, "fp_"...)
+	return hex.AppendEncode(dst, sum[:5])
 }
 
 // chatFinish is the chat finish_reason of a neutral one.
@@ -63,9 +69,15 @@ func chatUsage(w *jsonw, a *answer) {
 func writeChat(a *answer, o WriteOptions) Written {
 	if o.Stream {
 		evs, joined := chatStream(a, o)
-		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined}
+		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined, buffer: joined}
 	}
-	w := &jsonw{}
+	// The document, indented, is about 1 100 bytes beside what the
+	// answer says.
+	size := 1100 + len(a.ID) + len(a.Model) + len(a.Text) + len(a.Reasoning)
+	for _, c := range a.calls {
+		size += 230 + len(c.id) + len(c.name) + 2*len(c.args)
+	}
+	w := &jsonw{b: o.buffer(size), indent: "  "}
 	w.Obj().
 		K("id").Str(a.ID).
 		K("object").Str("chat.completion").
@@ -96,8 +108,8 @@ func writeChat(a *answer, o WriteOptions) Written {
 	w.K("usage")
 	chatUsage(w, a)
 	w.K("service_tier").Str("default").K("system_fingerprint").Str(fingerprint(a.Model)).End()
-	body := append(indented(w.Bytes(), "  "), '\n')
-	return Written{Status: http.StatusOK, Header: openAIHeader(openAIJSON, a.ID), Body: body}
+	body := append(w.Bytes(), '\n')
+	return Written{Status: http.StatusOK, Header: openAIHeader(openAIJSON, a.ID), Body: body, buffer: body}
 }
 
 // chatStream writes the chunks of a chat stream as gpt-4o-mini sends them:
@@ -107,19 +119,47 @@ func writeChat(a *answer, o WriteOptions) Written {
 // its argument fragments, the finish chunk with an empty delta, the usage
 // chunk when asked for, and "data: [DONE]".
 func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
-	// Every event is laid out in one buffer, each "data: " document
-	// "\n\n"; the events are cut from it once it is whole.
-	w := &jsonw{b: make([]byte, 0, 1024)}
-	var ends []int
+	merged := a.Text == "" && a.Reasoning == "" && len(a.calls) > 0
+	// The events and their pieces are counted first, so that the buffer
+	// every event is laid out in ("data: " document "\n\n") and the list of
+	// their ends are sized once; the events are cut from it once it is
+	// whole.
+	frags := make([][]string, len(a.calls))
+	n := 2 // the role and finish chunks
+	// Beside its head, an event takes about 100 bytes (the choice's
+	// members, the padding, the framing) and what its delta says: a
+	// piece, a tool call's header, an argument fragment (escaped).
+	delta := 64 // the role's
+	for _, p := range a.thinkPieces {
+		n, delta = n+1, delta+len(p)+24
+	}
+	for _, p := range a.textPieces {
+		n, delta = n+1, delta+len(p)+12
+	}
+	for i, c := range a.calls {
+		frags[i] = tokens(c.args)
+		n += len(frags[i])
+		delta += 120 + len(c.id) + len(c.name) + 56*len(frags[i]) + 2*len(c.args)
+		if i > 0 || !merged {
+			n++
+		}
+	}
+	if o.IncludeUsage {
+		n++
+		delta += n*len(`,"usage":null`) + 400
+	}
+	ends := make([]int, 0, n+1)
 	// Every chunk opens with the same members, laid out once.
-	head := append([]byte(`data: {"id":`), quote(a.ID)...)
+	head := make([]byte, 0, 176+len(a.ID)+len(a.Model)) // 164 beside the two, unescaped
+	head = append(head, `data: {"id":`...)
+	head = appendString(head, a.ID)
 	head = append(head, `,"object":"chat.completion.chunk","created":`...)
 	head = strconv.AppendInt(head, a.created(), 10)
 	head = append(head, `,"model":`...)
 	head = appendString(head, a.Model)
-	head = append(head, `,"service_tier":"default","system_fingerprint":`...)
-	head = appendString(head, fingerprint(a.Model))
-	head = append(head, `,"choices":[`...)
+	head = append(head, `,"service_tier":"default","system_fingerprint":"`...)
+	head = append(appendFingerprint(head, a.Model), `","choices":[`...)
+	w := &jsonw{b: o.buffer(n*(len(head)+100) + delta + len("data: [DONE]\n\n"))}
 	emit := func(delta func(w *jsonw), finish string, usage bool) {
 		w.b = append(w.b, head...)
 		if !usage {
@@ -144,11 +184,6 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 		}
 		w.b = append(w.b, '}')
 		w.b = append(w.b, "\n\n"...)
-		if len(ends) == 0 {
-			// The events are about as long as the first: room for them
-			// all, so that the buffer grows once.
-			w.b = slices.Grow(w.b, (len(w.b)+32)*(2+len(a.thinkPieces)+len(a.textPieces)+2*len(a.calls)))
-		}
 		ends = append(ends, len(w.b))
 	}
 	callHeader := func(w *jsonw, i int) {
@@ -158,7 +193,6 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 			K("function").Obj().K("name").Str(c.name).K("arguments").Str("").End().
 			End().End()
 	}
-	merged := a.Text == "" && a.Reasoning == "" && len(a.calls) > 0
 	emit(func(w *jsonw) {
 		w.K("role").Str("assistant")
 		if merged {
@@ -175,11 +209,11 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	for _, p := range a.textPieces {
 		emit(func(w *jsonw) { w.K("content").Str(p) }, "", false)
 	}
-	for i, c := range a.calls {
+	for i := range a.calls {
 		if i > 0 || !merged {
 			emit(func(w *jsonw) { callHeader(w, i) }, "", false)
 		}
-		for _, frag := range tokens(c.args) {
+		for _, frag := range frags[i] {
 			emit(func(w *jsonw) {
 				w.K("tool_calls").Arr().Obj().K("index").Int(int64(i)).
 					K("function").Obj().K("arguments").Str(frag).End().End().End()
