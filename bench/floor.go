@@ -119,10 +119,5 @@ func (m mockFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if role == "tool" && len(round) > 1 {
 		a = round[1]
 	}
-	h := w.Header()
-	for k, v := range a.header {
-		h[k] = v
-	}
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(a.body)
+	a.write(w)
 }

@@ -262,6 +262,12 @@ func (m mockBare) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(round) > 1 && bytes.Contains(body.Bytes(), toolResult) {
 		a = round[1]
 	}
+	a.write(w)
+}
+
+// write serves a: its headers, copied by their slices, and its body in one
+// Write.
+func (a mockAnswer) write(w http.ResponseWriter) {
 	h := w.Header()
 	for k, v := range a.header {
 		h[k] = v
