@@ -114,28 +114,11 @@ func geminiCall(args string) exchange {
 // request-side change; a reworded answer is wording, changed arguments
 // behaviour.
 func TestReviewOtherWires(t *testing.T) {
-	dir := t.TempDir()
 	old := append(append(anthropicRound("Let me check.", "toolu_1", `{"city":"Paris"}`, "Sunny."),
 		responsesChain("resp_old", "call_1", "Warm.")...), geminiCall(`{"city":"Oslo"}`))
 	cur := append(append(anthropicRound("Checking now.", "toolu_9", `{ "city": "Paris" }`, "Sunny!"),
 		responsesChain("resp_new", "call_7", "Warm.")...), geminiCall(`{"city":"Oslo","unit":"C"}`))
-	r, err := review.New(context.Background(), writeExchanges(t, filepath.Join(dir, "old.cassette"), old...),
-		writeExchanges(t, filepath.Join(dir, "new.cassette"), cur...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	err = r.Each(func(c review.Conversation) error {
-		for _, tn := range c.Turns {
-			for _, d := range tn.Differences {
-				got = append(got, fmt.Sprintf("%s %d %s %s", c.Title, tn.Turn, d.Class, d.Path))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, got := differenceLines(t, old, cur)
 	want := []string{
 		"Weather in Paris? 1 wording response.text",
 		"Weather in Paris? 2 wording response.text",
@@ -269,12 +252,27 @@ func novaRound(id, args, final string) []exchange {
 // same arguments is identical but for a reworded answer, a Titan prompt's
 // reworded text is wording.
 func TestReviewBedrockInvoke(t *testing.T) {
-	dir := t.TempDir()
 	titan := func(text string) exchange {
 		return exchange{wire.KindBedrockInvoke, "/model/amazon.titan-text-express-v1/invoke", `{"inputText":"User: Weather in Quito?\nBot:"}`, wire.Answer{Text: text}}
 	}
 	old := append(novaRound("tooluse_1", `{"city":"Lima"}`, "Mild."), titan("Cool and cloudy."))
 	cur := append(novaRound("tooluse_9", `{"city":"Lima"}`, "Mild!"), titan("Cloudy and cool."))
+	_, got := differenceLines(t, old, cur)
+	want := []string{
+		"Weather in Lima? 2 wording response.text",
+		"User: Weather in Quito? Bot: 1 wording response.text",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("differences:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// differenceLines reviews the cassettes written from old and cur and
+// returns the review and each difference as "title turn class path", in
+// review order.
+func differenceLines(t *testing.T, old, cur []exchange) (*review.Review, []string) {
+	t.Helper()
+	dir := t.TempDir()
 	r, err := review.New(context.Background(), writeExchanges(t, filepath.Join(dir, "old.cassette"), old...),
 		writeExchanges(t, filepath.Join(dir, "new.cassette"), cur...))
 	if err != nil {
@@ -292,11 +290,5 @@ func TestReviewBedrockInvoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{
-		"Weather in Lima? 2 wording response.text",
-		"User: Weather in Quito? Bot: 1 wording response.text",
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("differences:\n%q\nwant\n%q", got, want)
-	}
+	return r, got
 }
