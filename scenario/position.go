@@ -151,7 +151,7 @@ func (e *Engine) locate(req *Request, v *view) (conv *conversation, kept bool, m
 		conv = e.pickBase(bases, v).clone()
 	}
 	ws := writtenAnswers(v)
-	p.hashAll(ws)
+	p.hashAll(ws, v)
 	if conv == nil {
 		conv = newConversation(conversationName(req))
 	}
@@ -477,10 +477,14 @@ func (p *program) lookupAll(ws []written, v *view) {
 }
 
 // hashAll hashes the index keys of the answers a request echoes and asks
-// for the slots lookupAll will read to be fetched meanwhile: the work
+// for the slots lookupAll will read to be fetched meanwhile (for a request
+// that echoes none, the entries' slot of its latest user text): the work
 // between (naming the conversation) then hides the reads from memory,
 // which a load cannot (it holds back what follows it until it is done).
-func (p *program) hashAll(ws []written) {
+func (p *program) hashAll(ws []written, v *view) {
+	if ix := &p.starts.byUser; len(ws) == 0 && v.userFound {
+		ix.prefetch(ix.hash(v.user))
+	}
 	for i := range ws {
 		ws[i].key = ws[i].hash(&p.writers)
 		p.writers.prefetch(ws[i].key)
