@@ -45,8 +45,7 @@ type Engine struct {
 	silent *lru[*conversation]
 	byID   *lru[[]*conversation]
 
-	reachedMu sync.Mutex
-	reached   []int // answers committed, by step
+	reached stepCounts // answers committed, by step
 
 	schemas schemaCache // the schemas of json answers' requests
 }
@@ -74,7 +73,7 @@ func NewEngine(s *Scenario) (*Engine, error) {
 		return nil, errs.sorted()
 	}
 	return &Engine{
-		prog: prog, model: s.clone(), reached: make([]int, len(prog.steps)),
+		prog: prog, model: s.clone(), reached: newStepCounts(len(prog.steps)),
 		convs: newLRU[*conversation](MaxConversations), silent: newLRU[*conversation](MaxConversations),
 		byID: newLRU[[]*conversation](MaxConversations),
 	}, nil
@@ -378,9 +377,7 @@ func (p *Pending) Commit() {
 			c.advance(p.step, p.calls, p.defaults)
 			p.e.keep(p, c)
 		}
-		p.e.reachedMu.Lock()
-		p.e.reached[p.step]++
-		p.e.reachedMu.Unlock()
+		p.e.reached.add(p.step)
 	})
 }
 
@@ -429,10 +426,10 @@ func (e *Engine) Scenario() *Scenario {
 // Answered counts the answers each step gave (and the client received
 // whole) so far, by step id; steps that gave none are left out.
 func (e *Engine) Answered() map[string]int {
-	e.reachedMu.Lock()
-	defer e.reachedMu.Unlock()
 	out := map[string]int{}
-	for i, n := range e.reached {
+	e.reached.mu.Lock()
+	defer e.reached.mu.Unlock()
+	for i, n := range e.reached.all() {
 		if n > 0 {
 			out[e.prog.steps[i].id] = n
 		}
@@ -443,10 +440,10 @@ func (e *Engine) Answered() map[string]int {
 // Unused returns the ids of the steps no conversation has been answered by,
 // in file order.
 func (e *Engine) Unused() []string {
-	e.reachedMu.Lock()
-	defer e.reachedMu.Unlock()
 	var out []string
-	for i, n := range e.reached {
+	e.reached.mu.Lock()
+	defer e.reached.mu.Unlock()
+	for i, n := range e.reached.all() {
 		if n == 0 {
 			out = append(out, e.prog.steps[i].id)
 		}

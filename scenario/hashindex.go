@@ -3,6 +3,7 @@ package scenario
 import (
 	"hash/maphash"
 	"math/bits"
+	"unsafe"
 )
 
 // hashIndex files steps under a string key by a fingerprint of the key's
@@ -103,6 +104,15 @@ func (ix *hashIndex) lookup(h uint64, one *[1]int) []int {
 		from := int(ref&(refMask>>1)) - 1
 		to := from + 1 + ix.lists[from]
 		return ix.lists[from+1 : to : to]
+	}
+}
+
+// prefetch asks for the slot a lookup of hash h reads first to be brought
+// into the cache, so that the lookup, made after other work, does not wait
+// for memory.
+func (ix *hashIndex) prefetch(h uint64) {
+	if len(ix.slots) > 0 {
+		prefetch(unsafe.Pointer(&ix.slots[uint32(h)&uint32(len(ix.slots)-1)]))
 	}
 }
 

@@ -149,11 +149,13 @@ func (e *Engine) locate(req *Request, v *view) (conv *conversation, kept bool, m
 				"previous_response_id %q names no answer this engine gave (or one it forgot: it remembers %d); was the mock restarted?", prev, MaxConversations)}
 		}
 		conv = e.pickBase(bases, v).clone()
-	} else {
+	}
+	ws := writtenAnswers(v)
+	p.hashAll(ws, v)
+	if conv == nil {
 		conv = newConversation(conversationName(req))
 	}
 	d := &derivation{req: req, model: p.answerModel(req)}
-	ws := writtenAnswers(v)
 	p.lookupAll(ws, v)
 	for i := range ws {
 		e.follow(conv, &ws[i], d)
@@ -467,13 +469,25 @@ func (p *program) lookupAll(ws []written, v *view) {
 		return
 	}
 	for i := range ws {
-		ws[i].key = ws[i].hash(&p.writers)
-	}
-	for i := range ws {
 		ws[i].writers = p.writers.lookup(ws[i].key, &ws[i].one)
 	}
 	for i := range ws {
 		ws[i].writers = p.filed(ws[i].writers, false, ws[i].text)
+	}
+}
+
+// hashAll hashes the index keys of the answers a request echoes and asks
+// for the slots lookupAll will read to be fetched meanwhile (for a request
+// that echoes none, the entries' slot of its latest user text): the work
+// between (naming the conversation) then hides the reads from memory,
+// which a load cannot (it holds back what follows it until it is done).
+func (p *program) hashAll(ws []written, v *view) {
+	if ix := &p.starts.byUser; len(ws) == 0 && v.userFound {
+		ix.prefetch(ix.hash(v.user))
+	}
+	for i := range ws {
+		ws[i].key = ws[i].hash(&p.writers)
+		p.writers.prefetch(ws[i].key)
 	}
 }
 
