@@ -189,6 +189,7 @@ type Server struct {
 	recording     bodyBudget  // the bytes of responses being recorded
 	cached        cacheBudget // the bytes the tapes' reply caches hold
 	scratches     scratches
+	watch         *bodyWatch // times the bodies being read
 	// explaining holds a token per miss being explained (see explainMiss).
 	explaining chan struct{}
 	// root is the directory session paths lie in (see sessionRoot); "" if
@@ -213,6 +214,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.setLimits()
+	s.watch = newBodyWatch(s.cfg.ReadTimeout)
 	var err error
 	if s.tapes, err = newTapeSet(s.cfg, &s.cached); err != nil {
 		return nil, err
@@ -336,7 +338,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // cassettes the server opened from CassetteDir and for the open session. A Config.Cassette belongs
 // to the caller and stays open: close it after Close. Call Close once the
 // HTTP server has stopped; a response that ends later is not recorded.
-func (s *Server) Close() error { return errors.Join(s.closeSession(), s.tapes.close()) }
+func (s *Server) Close() error {
+	s.watch.stop()
+	return errors.Join(s.closeSession(), s.tapes.close())
+}
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()
