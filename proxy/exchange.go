@@ -188,7 +188,7 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 // sc.body.release once the body is dropped, whatever the error: it gives
 // the body's bytes back to the budget.
 //
-// An HTTP/1 body is timed by the server's bodyWatch; any other by a read
+// An HTTP/1 body is timed by the server's watch; any other by a read
 // deadline of its own.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, sc *scratch) (body []byte, err error) {
 	br := &sc.body
@@ -197,7 +197,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, sc *scratch) (
 		return []byte{}, nil // nothing to wait for, so no deadline
 	}
 	if r.ProtoMajor == 1 {
-		s.watch.add(&sc.watch, w)
+		s.watch.add(&sc.watch, w, nil)
 		body, err = readAll(http.MaxBytesReader(w, br, s.cfg.MaxBody), r.ContentLength, br.spare)
 		if s.watch.remove(&sc.watch) && err == nil {
 			// Cut as it ended: it took the whole timeout all the same,

@@ -189,7 +189,7 @@ type Server struct {
 	recording     bodyBudget  // the bytes of responses being recorded
 	cached        cacheBudget // the bytes the tapes' reply caches hold
 	scratches     scratches
-	watch         *bodyWatch // times the bodies being read
+	watch         *watch // times the bodies being read
 	// explaining holds a token per miss being explained (see explainMiss).
 	explaining chan struct{}
 	// root is the directory session paths lie in (see sessionRoot); "" if
@@ -214,7 +214,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.setLimits()
-	s.watch = newBodyWatch(s.cfg.ReadTimeout)
+	s.watch = newWatch(s.cfg.ReadTimeout)
 	var err error
 	if s.tapes, err = newTapeSet(s.cfg, &s.cached); err != nil {
 		return nil, err

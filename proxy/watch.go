@@ -1,118 +1,179 @@
 package proxy
 
 import (
+	"log"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 )
 
-// bodyWatch bounds the time HTTP/1 requests take to send their bodies
-// (Config.ReadTimeout) with one timer for the whole server. A read
-// deadline of each request's own costs the request two timer operations,
-// and each wakes an idle thread of the Go scheduler: on one connection
-// about a tenth of a replayed request's time (bench/findings.md).
+// watch bounds, with one timer, the time each of many things may take:
+// the HTTP/1 request bodies a server reads (Config.ReadTimeout), or the
+// keep-alive connections an http.Server holds idle (HTTPServer). A read
+// deadline set for each — what net/http's IdleTimeout and a handler's own
+// body deadline do — costs every request two timer operations, and each
+// wakes an idle thread of the Go scheduler: on one connection about a
+// tenth of a replayed request's time (bench/findings.md).
 //
-// A body is watched while it is read. The timer runs while bodies are
-// read, and for one timeout after the last; it ticks every eighth of the
-// timeout and, for each body watched for longer than the timeout, sets its
-// connection's read deadline in the past. That ends the read with the
-// timeout error a deadline of its own would have given, after between 1
-// and 1 1/8 of the timeout.
-type bodyWatch struct {
+// A thing is watched from add to remove. The timer runs while something
+// is watched, and for one timeout after; it ticks every eighth of the
+// timeout and cuts each thing watched for longer than the timeout: a
+// body's connection gets a read deadline in the past, which ends the read
+// with the timeout error a deadline of its own would have given; an idle
+// connection is closed. A thing is cut after between 1 and 1 1/8 of the
+// timeout.
+type watch struct {
 	tick  time.Duration
-	limit uint64 // the ticks a body may take
+	limit uint64 // the ticks a thing may take
 
 	mu      sync.Mutex
 	ticks   uint64  // since the watch began
-	bodies  watched // the list of bodies being read (its sentinel)
+	list    watched // the things watched (the list's sentinel)
 	timer   *time.Timer
 	running bool
-	quiet   uint64 // ticks in a row with no body watched
+	quiet   uint64 // ticks in a row with nothing watched
 	stopped bool
 }
 
-// watched is one body being read, an entry of bodyWatch's list.
+// watched is one thing watched, an entry of a watch's list: the body of
+// the request w answers, or the connection conn.
 type watched struct {
 	prev, next *watched
 	since      uint64
 	w          http.ResponseWriter
+	conn       net.Conn
 	cut        bool
 }
 
 // watchTicks is how many ticks a timeout lasts.
 const watchTicks = 8
 
-// newBodyWatch is a watch cutting bodies read for longer than timeout.
-func newBodyWatch(timeout time.Duration) *bodyWatch {
-	bw := &bodyWatch{tick: max(timeout/watchTicks, time.Millisecond)}
-	bw.limit = uint64((timeout + bw.tick - 1) / bw.tick)
-	bw.bodies.prev, bw.bodies.next = &bw.bodies, &bw.bodies
-	return bw
+// newWatch is a watch cutting what takes longer than timeout.
+func newWatch(timeout time.Duration) *watch {
+	wt := &watch{tick: max(timeout/watchTicks, time.Millisecond)}
+	wt.limit = uint64((timeout + wt.tick - 1) / wt.tick)
+	wt.list.prev, wt.list.next = &wt.list, &wt.list
+	return wt
 }
 
-// add watches the body of the request w answers, through n, until remove.
-func (bw *bodyWatch) add(n *watched, w http.ResponseWriter) {
-	bw.mu.Lock()
-	defer bw.mu.Unlock()
-	n.w, n.since, n.cut = w, bw.ticks, false
-	n.prev, n.next = &bw.bodies, bw.bodies.next
-	n.next.prev, bw.bodies.next = n, n
-	if bw.running || bw.stopped {
+// add watches the body of the request w answers, or when w is nil the
+// connection conn, through n, until remove. n must not be watched already.
+func (wt *watch) add(n *watched, w http.ResponseWriter, conn net.Conn) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	n.w, n.conn, n.since, n.cut = w, conn, wt.ticks, false
+	n.prev, n.next = &wt.list, wt.list.next
+	n.next.prev, wt.list.next = n, n
+	if wt.running || wt.stopped {
 		return
 	}
-	bw.running, bw.quiet = true, 0
-	if bw.timer == nil {
-		bw.timer = time.AfterFunc(bw.tick, bw.fire)
+	wt.running, wt.quiet = true, 0
+	if wt.timer == nil {
+		wt.timer = time.AfterFunc(wt.tick, wt.fire)
 	} else {
-		bw.timer.Reset(bw.tick)
+		wt.timer.Reset(wt.tick)
 	}
 }
 
-// remove ends the watch of n, and reports whether its read was cut (its
-// connection's read deadline is then in the past).
-func (bw *bodyWatch) remove(n *watched) (cut bool) {
-	bw.mu.Lock()
-	defer bw.mu.Unlock()
-	n.prev.next, n.next.prev = n.next, n.prev
-	n.prev, n.next, n.w = nil, nil, nil
+// remove ends the watch of n, if it is watched, and reports whether it was
+// cut.
+func (wt *watch) remove(n *watched) (cut bool) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if n.prev != nil {
+		n.prev.next, n.next.prev = n.next, n.prev
+		n.prev, n.next, n.w, n.conn = nil, nil, nil, nil
+	}
 	return n.cut
 }
 
-// fire is the tick: it cuts the reads over the limit, and lets the timer
+// fire is the tick: it cuts what is over the limit, and lets the timer
 // stop after a timeout with nothing to watch.
-func (bw *bodyWatch) fire() {
-	bw.mu.Lock()
-	defer bw.mu.Unlock()
-	if bw.stopped {
-		bw.running = false
+func (wt *watch) fire() {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.stopped {
+		wt.running = false
 		return
 	}
-	bw.ticks++
-	for n := bw.bodies.next; n != &bw.bodies; n = n.next {
-		if !n.cut && bw.ticks-n.since > bw.limit {
+	wt.ticks++
+	for n := wt.list.next; n != &wt.list; n = n.next {
+		if !n.cut && wt.ticks-n.since > wt.limit {
 			n.cut = true
-			// A writer without deadlines (a test's recorder) reads on.
-			_ = http.NewResponseController(n.w).SetReadDeadline(time.Unix(1, 0))
+			n.cutNow()
 		}
 	}
-	if bw.bodies.next == &bw.bodies {
-		if bw.quiet++; bw.quiet >= bw.limit {
-			bw.running = false
+	if wt.list.next == &wt.list {
+		if wt.quiet++; wt.quiet >= wt.limit {
+			wt.running = false
 			return
 		}
 	} else {
-		bw.quiet = 0
+		wt.quiet = 0
 	}
-	bw.timer.Reset(bw.tick)
+	wt.timer.Reset(wt.tick)
 }
 
-// stop ends the watch's timer for good; bodies read afterwards are not
-// cut.
-func (bw *bodyWatch) stop() {
-	bw.mu.Lock()
-	defer bw.mu.Unlock()
-	bw.stopped = true
-	if bw.timer != nil {
-		bw.timer.Stop()
+// cutNow ends the body's read, or closes the connection.
+func (n *watched) cutNow() {
+	if n.w != nil {
+		// A writer without deadlines (a test's recorder) reads on.
+		_ = http.NewResponseController(n.w).SetReadDeadline(time.Unix(1, 0))
+		return
 	}
+	_ = n.conn.Close()
+}
+
+// stop ends the watch's timer for good: nothing watched afterwards is cut.
+func (wt *watch) stop() {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	wt.stopped = true
+	if wt.timer != nil {
+		wt.timer.Stop()
+	}
+}
+
+// idleConns closes the connections of an http.Server that stay idle —
+// new, or between two requests — for longer than a timeout, through a
+// watch; state is the server's ConnState.
+type idleConns struct {
+	watch *watch
+	mu    sync.Mutex
+	conns map[net.Conn]*watched
+}
+
+func (ic *idleConns) state(c net.Conn, st http.ConnState) {
+	ic.mu.Lock()
+	n := ic.conns[c]
+	switch {
+	case n == nil && st == http.StateNew:
+		n = &watched{}
+		ic.conns[c] = n
+	case n != nil && (st == http.StateHijacked || st == http.StateClosed):
+		delete(ic.conns, c)
+	}
+	ic.mu.Unlock()
+	if n == nil {
+		return
+	}
+	ic.watch.remove(n)
+	if st == http.StateNew || st == http.StateIdle {
+		ic.watch.add(n, nil, c)
+	}
+}
+
+// HTTPServer is the http.Server the commands serve h with. It bounds a
+// request's headers to 30 s, and closes a connection idle for longer than
+// idle, new or between requests, through one timer for all connections
+// (see watch) rather than a deadline set after every request as
+// http.Server.IdleTimeout would. It has no WriteTimeout: a long stream is
+// never cut for taking long; the proxy bounds the request body
+// (Config.ReadTimeout). errorLog receives net/http's own errors.
+func HTTPServer(h http.Handler, idle time.Duration, errorLog *log.Logger) *http.Server {
+	ic := &idleConns{watch: newWatch(idle), conns: map[net.Conn]*watched{}}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ConnState: ic.state, ErrorLog: errorLog}
+	hs.RegisterOnShutdown(ic.watch.stop)
+	return hs
 }

@@ -1,6 +1,10 @@
 package proxy
 
 import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -39,20 +43,20 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestBodyWatchCutsSlowBodies: a body read for longer than the timeout has
+// TestWatchCutsSlowBodies: a body read for longer than the timeout has
 // its connection's read deadline set in the past, never before the
 // timeout; one whose read ended in time is never touched; the timer stops
 // once nothing is watched, and starts again with the next body.
-func TestBodyWatchCutsSlowBodies(t *testing.T) {
+func TestWatchCutsSlowBodies(t *testing.T) {
 	const timeout = 80 * time.Millisecond
-	bw := newBodyWatch(timeout)
+	bw := newWatch(timeout)
 	defer bw.stop()
 
 	var slow, quick watched
 	slowW, quickW := &deadlineWriter{}, &deadlineWriter{}
 	start := time.Now()
-	bw.add(&slow, slowW)
-	bw.add(&quick, quickW)
+	bw.add(&slow, slowW, nil)
+	bw.add(&quick, quickW, nil)
 	if bw.remove(&quick) {
 		t.Fatal("a body read at once was cut")
 	}
@@ -78,19 +82,19 @@ func TestBodyWatchCutsSlowBodies(t *testing.T) {
 	})
 	var again watched
 	againW := &deadlineWriter{}
-	bw.add(&again, againW)
+	bw.add(&again, againW, nil)
 	waitFor(t, "a body watched after the timer stopped was not cut", func() bool { return len(againW.deadlines()) > 0 })
 	bw.remove(&again)
 }
 
-// TestBodyWatchStopped: once stopped, the watch cuts nothing and its timer
+// TestWatchStopped: once stopped, the watch cuts nothing and its timer
 // does not start again.
-func TestBodyWatchStopped(t *testing.T) {
-	bw := newBodyWatch(10 * time.Millisecond)
+func TestWatchStopped(t *testing.T) {
+	bw := newWatch(10 * time.Millisecond)
 	bw.stop()
 	var n watched
 	w := &deadlineWriter{}
-	bw.add(&n, w)
+	bw.add(&n, w, nil)
 	time.Sleep(50 * time.Millisecond)
 	if bw.remove(&n) || len(w.deadlines()) != 0 {
 		t.Fatalf("a stopped watch cut a body: %v", w.deadlines())
@@ -102,10 +106,10 @@ func TestBodyWatchStopped(t *testing.T) {
 	}
 }
 
-// TestBodyWatchConcurrent: bodies added and removed from many goroutines
+// TestWatchConcurrent: bodies added and removed from many goroutines
 // while the timer ticks leave the list empty and consistent (under -race).
-func TestBodyWatchConcurrent(t *testing.T) {
-	bw := newBodyWatch(8 * time.Millisecond)
+func TestWatchConcurrent(t *testing.T) {
+	bw := newWatch(8 * time.Millisecond)
 	defer bw.stop()
 	var wg sync.WaitGroup
 	for range 8 {
@@ -113,7 +117,7 @@ func TestBodyWatchConcurrent(t *testing.T) {
 			var n watched
 			w := &deadlineWriter{}
 			for k := range 500 {
-				bw.add(&n, w)
+				bw.add(&n, w, nil)
 				if k%50 == 0 {
 					time.Sleep(time.Millisecond)
 				}
@@ -124,7 +128,104 @@ func TestBodyWatchConcurrent(t *testing.T) {
 	wg.Wait()
 	bw.mu.Lock()
 	defer bw.mu.Unlock()
-	if bw.bodies.next != &bw.bodies || bw.bodies.prev != &bw.bodies {
+	if bw.list.next != &bw.list || bw.list.prev != &bw.list {
 		t.Fatal("bodies left in the list")
 	}
+}
+
+// serveIdle serves h with HTTPServer and an idle timeout, and returns its
+// address.
+func serveIdle(t *testing.T, idle time.Duration, h http.HandlerFunc) string {
+	t.Helper()
+	hs := HTTPServer(h, idle, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	return ln.Addr().String()
+}
+
+// ask sends a GET on conn and reads its answer.
+func ask(conn net.Conn, br *bufio.Reader) (string, error) {
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		return "", err
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// closedWithin reports whether the server closes conn within d.
+func closedWithin(conn net.Conn, br *bufio.Reader, d time.Duration) bool {
+	conn.SetReadDeadline(time.Now().Add(d))
+	_, err := br.ReadByte()
+	return errors.Is(err, io.EOF)
+}
+
+// TestHTTPServerClosesIdleConnections: HTTPServer's connections are closed
+// once idle for longer than the idle timeout — between requests, or new
+// and silent — never before it, and never while a request is under way or
+// while requests keep coming more often than the timeout.
+func TestHTTPServerClosesIdleConnections(t *testing.T) {
+	const idle = 150 * time.Millisecond
+	addr := serveIdle(t, idle, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("slow") {
+			time.Sleep(3 * idle)
+		}
+		io.WriteString(w, "ok")
+	})
+	dial := func() (net.Conn, *bufio.Reader) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn, bufio.NewReader(conn)
+	}
+
+	t.Run("idle after a request", func(t *testing.T) {
+		conn, br := dial()
+		if got, err := ask(conn, br); err != nil || got != "ok" {
+			t.Fatalf("%q, %v", got, err)
+		}
+		start := time.Now()
+		if !closedWithin(conn, br, 10*time.Second) {
+			t.Fatal("an idle connection was not closed within 10 s")
+		}
+		if took := time.Since(start); took < idle {
+			t.Fatalf("closed after %s idle, before the timeout of %s", took, idle)
+		}
+	})
+	t.Run("new and silent", func(t *testing.T) {
+		conn, br := dial()
+		if !closedWithin(conn, br, 10*time.Second) {
+			t.Fatal("a silent new connection was not closed within 10 s")
+		}
+	})
+	t.Run("busy", func(t *testing.T) {
+		conn, br := dial()
+		for k := range 8 {
+			if got, err := ask(conn, br); err != nil || got != "ok" {
+				t.Fatalf("request %d on a connection in use: %q, %v", k, got, err)
+			}
+			time.Sleep(idle / 3)
+		}
+	})
+	t.Run("slow answer", func(t *testing.T) {
+		conn, br := dial()
+		if _, err := io.WriteString(conn, "GET /?slow HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("a request under way for longer than the idle timeout lost its connection: %v", err)
+		}
+		resp.Body.Close()
+	})
 }
