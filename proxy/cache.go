@@ -140,6 +140,9 @@ func (c *replyCache) keep(id uint64, rep *cassette.Reply) *cachedReply {
 	if k := slots[id].Load(); k != nil {
 		return k
 	}
+	if c.budget.used.Load()+int64(rep.Size()) > c.budget.limit {
+		return nil // spent: no copy made only to be let go
+	}
 	k := &cachedReply{rep: rep.Clone(), header: http.Header{}}
 	k.rep.SetHeaders(k.header)
 	size := int64(rep.Size() + cacheOverhead)
