@@ -271,6 +271,11 @@ func serveChild(o serveOptions) error {
 	}
 	open := time.Since(start)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	if o.kind == "replay" || o.kind == "record" || o.kind == "mock" {
+		// llmproxy's children run behind the server its commands use, with
+		// the default --idle-timeout.
+		srv = proxy.HTTPServer(h, 2*time.Minute, log.New(io.Discard, "", 0))
+	}
 	go func() { _ = srv.Serve(ln) }()
 	fmt.Printf("ready %s %.3f\n", ln.Addr(), float64(open.Microseconds())/1000)
 	_, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin))

@@ -147,10 +147,15 @@ func (r *Reply) Events() int { return len(r.rec.table) / eventEntry }
 // arrival time in milliseconds from the start of the request.
 func (r *Reply) Event(k int) (data []byte, atMillis float64) { return r.rec.event(k) }
 
+// Size is the number of bytes a Clone of the reply holds.
+func (r *Reply) Size() int {
+	return len(r.headers) + len(r.rec.body) + len(r.rec.events) + len(r.rec.table)
+}
+
 // Clone returns a copy of the reply that holds no byte of the cassette file,
 // for use after the transaction that read it.
 func (r *Reply) Clone() Reply {
-	buf := make([]byte, 0, len(r.headers)+len(r.rec.body)+len(r.rec.events)+len(r.rec.table))
+	buf := make([]byte, 0, r.Size())
 	part := func(b []byte) []byte {
 		buf = append(buf, b...)
 		return buf[len(buf)-len(b) : len(buf) : len(buf)]

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/llmproxy/llmproxy/cassette"
@@ -91,7 +92,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	}
 	defer releaseTape()
 	sc := s.scratches.get()
-	body, err := s.readBody(w, r, &sc.body)
+	body, err := s.readBody(w, r, sc)
 	defer func() { s.dropScratch(sc, body) }()
 	if err != nil {
 		s.failBody(w, r, kind, rt, err)
@@ -180,25 +181,36 @@ func (s *Server) failBody(w http.ResponseWriter, r *http.Request, kind wire.Kind
 	}
 }
 
-// readBody reads the request body through br within Config.MaxBody bytes,
-// Config.ReadTimeout and the budget of bodies in flight, into br's spare
-// buffer if it has room, with the read deadline lifted afterwards so that
-// the response, however long, is not cut. br.release gives the body's
-// bytes back to the budget; call it once the body is dropped, whatever the
-// error.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, br *budgetReader) (body []byte, err error) {
+// readBody reads the request body through sc.body within Config.MaxBody
+// bytes, Config.ReadTimeout and the budget of bodies in flight, into the
+// reader's spare buffer if it has room, with no read deadline left
+// afterwards so that the response, however long, is not cut. Call
+// sc.body.release once the body is dropped, whatever the error: it gives
+// the body's bytes back to the budget.
+//
+// An HTTP/1 body is timed by the server's watch; any other by a read
+// deadline of its own.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, sc *scratch) (body []byte, err error) {
+	br := &sc.body
 	br.r, br.b = r.Body, &s.bodies
 	if r.Body == nil || r.Body == http.NoBody {
 		return []byte{}, nil // nothing to wait for, so no deadline
+	}
+	if r.ProtoMajor == 1 {
+		s.watch.add(&sc.watch, w, nil)
+		body, err = readAll(http.MaxBytesReader(w, br, s.cfg.MaxBody), r.ContentLength, br.spare)
+		if s.watch.remove(&sc.watch) && err == nil {
+			// Cut as it ended: it took the whole timeout all the same,
+			// and the connection's deadline is past.
+			err = os.ErrDeadlineExceeded
+		}
+		return body, err
 	}
 	rc := http.NewResponseController(w)
 	// A writer without deadlines (a test's recorder) reads unbounded.
 	_ = rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
 	body, err = readAll(http.MaxBytesReader(w, br, s.cfg.MaxBody), r.ContentLength, br.spare)
-	if err == nil && r.ProtoMajor != 1 {
-		// HTTP/1 lifts the deadline itself when the body reaches its end
-		// (net/http then watches the connection with no deadline), which
-		// TestReadTimeoutSparesLongReplies holds it to.
+	if err == nil {
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	return body, err
@@ -259,11 +271,7 @@ func failWith(w http.ResponseWriter, kind wire.Kind, status int, errType, msg st
 	_, _ = w.Write(body)
 }
 
-func contextDone(ctx context.Context) bool {
-	select {
-	case <-ctx.Done():
-		return true
-	default:
-		return false
-	}
-}
+// contextDone reports whether ctx is done. It asks Err rather than
+// Done: a request's context makes its Done channel on first call, an
+// allocation and a lock on every request that asks.
+func contextDone(ctx context.Context) bool { return ctx.Err() != nil }

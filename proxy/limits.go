@@ -70,6 +70,7 @@ func (r *budgetReader) release() { r.b.give(r.held); r.held = 0 }
 type scratch struct {
 	x      exchange
 	body   budgetReader // its spare is the buffer of the last body
+	watch  watched      // the body's entry in the server's watch
 	header http.Header  // empty
 }
 

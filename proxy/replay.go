@@ -69,6 +69,11 @@ type serving struct {
 // response see the same cassette. A recording is consumed only when the
 // whole response reached the client.
 //
+// A read-only cassette cannot change, so what its tape's cache kept (see
+// replyCache) is served without a transaction: the recordings of a key
+// kept are chosen from at once, and a reply kept is served with no read.
+// What is read from the file is kept, within the cache's budget.
+//
 // The response is written from the bytes the transaction read (in a
 // read-only cassette, its record read from the file into the
 // transaction's buffer), inside the transaction, with no copy, when that
@@ -80,24 +85,39 @@ type serving struct {
 // it is copied out and written after the transaction ends.
 func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64) (serving, error) {
 	t := serving{ids: ids}
+	cache := x.tape.cache
+	if t.ids == nil {
+		t.ids = cache.lookup(x.key)
+	}
+	var p pick
+	picked := cache != nil && len(t.ids) > 0
+	if picked {
+		if p = t.try(x); p.wait != nil || p.exhausted {
+			return t, nil
+		}
+		if k := cache.reply(p.id); k != nil {
+			t.served = true
+			s.play(w, x, p, recorded{rep: &k.rep, cached: k})
+			return t, nil
+		}
+	}
 	fromPage := x.tape.c.ReadOnly() && s.cfg.Pace != PaceRecorded && s.cfg.Latency <= 0 && x.fault.inPlace()
-	var (
-		p    pick
-		held cassette.Reply // the copy served after the transaction
-	)
+	var held recorded // what is served after the transaction
 	err := x.tape.c.Read(func(r *cassette.Reader) error {
-		if t.ids == nil {
-			var err error
-			if t.ids, err = x.tape.index.lookupIn(r, x.key); err != nil {
-				return err
+		if !picked {
+			if t.ids == nil {
+				var err error
+				if t.ids, err = x.tape.index.lookupIn(r, x.key); err != nil {
+					return err
+				}
+				cache.keepIDs(x.key, t.ids)
 			}
-		}
-		if len(t.ids) == 0 {
-			return nil
-		}
-		if p = x.tape.plays.try(t.ids, x.rules.exhausted); p.wait != nil || p.exhausted {
-			t.wait, t.exhausted = p.wait, p.exhausted
-			return nil
+			if len(t.ids) == 0 {
+				return nil
+			}
+			if p = t.try(x); p.wait != nil || p.exhausted {
+				return nil
+			}
 		}
 		rep, err := r.Reply(p.id)
 		if err != nil {
@@ -105,22 +125,52 @@ func (s *Server) serveRecording(w http.ResponseWriter, x *exchange, ids []uint64
 			return err
 		}
 		t.served = true
-		if fromPage {
-			s.play(w, x, p, &rep)
-		} else {
-			held = rep.Clone()
+		switch k := cache.keep(p.id, &rep); {
+		case k != nil:
+			held = recorded{rep: &k.rep, cached: k}
+		case fromPage:
+			s.play(w, x, p, recorded{rep: &rep})
+		default:
+			c := rep.Clone()
+			held = recorded{rep: &c}
 		}
 		return nil
 	})
-	if err == nil && t.served && !fromPage {
-		s.play(w, x, p, &held)
+	if err == nil && held.rep != nil {
+		s.play(w, x, p, held)
 	}
 	return t, err
 }
 
+// try picks the recording to serve of t.ids (see plays.try), and notes in
+// t whether to wait or whether they are exhausted.
+func (t *serving) try(x *exchange) pick {
+	p := x.tape.plays.try(t.ids, x.rules.exhausted)
+	t.wait, t.exhausted = p.wait, p.exhausted
+	return p
+}
+
+// recorded is a recording's response as play serves it.
+type recorded struct {
+	rep *cassette.Reply
+	// cached is the reply as a tape's cache keeps it, with its headers
+	// ready to set; nil when rep is not kept.
+	cached *cachedReply
+}
+
+// setHeaders sets the recorded headers in h (see cassette.Reply.SetHeaders).
+func (r recorded) setHeaders(h http.Header) {
+	if r.cached != nil {
+		r.cached.setHeaders(h)
+		return
+	}
+	r.rep.SetHeaders(h)
+}
+
 // play serves an acquired recording and releases it, consumed if the whole
 // response reached the client; a repeat serve changes no state.
-func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.Reply) {
+func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, r recorded) {
+	rep := r.rep
 	x.played = true
 	var (
 		settled   bracketRef
@@ -146,7 +196,7 @@ func (s *Server) play(w http.ResponseWriter, x *exchange, p pick, rep *cassette.
 		out = inject(x.req.Context(), w, x.fault.f, s.faultAnswer(x, rep), begin)
 		delivered, consumed = out.delivered, out.consumes(x.fault.f)
 	} else {
-		delivered = s.serve(w, x, rep, begin)
+		delivered = s.serve(w, x, r, begin)
 		consumed = delivered
 	}
 	if !p.repeat {
@@ -190,10 +240,11 @@ func (s *Server) otherRecordings(x *exchange, auto bool) ([]uint64, error) {
 // serve writes a recorded response; it reports whether all of it reached
 // the client. last is called once, just before the write that completes the
 // response.
-func (s *Server) serve(w http.ResponseWriter, x *exchange, rep *cassette.Reply, last func()) bool {
+func (s *Server) serve(w http.ResponseWriter, x *exchange, r recorded, last func()) bool {
 	ctx := x.req.Context()
-	rep.SetHeaders(w.Header()) // and Content-Length, for a body
-	sandbox(w.Header())        // over the recording's own
+	rep := r.rep
+	r.setHeaders(w.Header()) // and Content-Length, for a body
+	sandbox(w.Header())      // over the recording's own
 	isMCP := x.kind == wire.KindMCP
 	if isMCP {
 		mcpHeaders(w.Header(), x)

@@ -158,6 +158,11 @@ type Config struct {
 	// (see package faults and FaultHeader); record injects none. The zero
 	// Plan injects nothing.
 	Faults faults.Plan
+	// ReplyCache bounds the bytes replay keeps in memory of the answers it
+	// served from read-only cassettes, so that serving one again reads no
+	// file (see replyCache); zero means DefaultReplyCache, a negative
+	// value keeps none.
+	ReplyCache int64
 	// AllowHeaderFaults lets a request ask for faults with FaultHeader;
 	// without it such a request is refused (400), so that nothing outside
 	// can fault a proxy that did not agree to it.
@@ -181,8 +186,10 @@ type Server struct {
 	// unprefixed path and its /openai/ spelling are one route.
 	openaiDefault bool
 	bodies        bodyBudget
-	recording     bodyBudget // the bytes of responses being recorded
+	recording     bodyBudget  // the bytes of responses being recorded
+	cached        cacheBudget // the bytes the tapes' reply caches hold
 	scratches     scratches
+	watch         *watch // times the bodies being read
 	// explaining holds a token per miss being explained (see explainMiss).
 	explaining chan struct{}
 	// root is the directory session paths lie in (see sessionRoot); "" if
@@ -207,8 +214,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.setLimits()
+	s.watch = newWatch(s.cfg.ReadTimeout)
 	var err error
-	if s.tapes, err = newTapeSet(s.cfg); err != nil {
+	if s.tapes, err = newTapeSet(s.cfg, &s.cached); err != nil {
 		return nil, err
 	}
 	if cfg.Mode == ModeMock {
@@ -291,6 +299,10 @@ func (s *Server) setLimits() {
 		s.cfg.MaxRecordingTotal = 2 * s.cfg.MaxResponse
 	}
 	s.recording.limit = s.cfg.MaxRecordingTotal
+	if s.cfg.ReplyCache == 0 {
+		s.cfg.ReplyCache = DefaultReplyCache
+	}
+	s.cached.limit = max(s.cfg.ReplyCache, 0)
 	if s.cfg.ReadTimeout <= 0 {
 		s.cfg.ReadTimeout = DefaultReadTimeout
 	}
@@ -326,7 +338,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // cassettes the server opened from CassetteDir and for the open session. A Config.Cassette belongs
 // to the caller and stays open: close it after Close. Call Close once the
 // HTTP server has stopped; a response that ends later is not recorded.
-func (s *Server) Close() error { return errors.Join(s.closeSession(), s.tapes.close()) }
+func (s *Server) Close() error {
+	s.watch.stop()
+	return errors.Join(s.closeSession(), s.tapes.close())
+}
 
 func (s *Server) routes() *mux.Router {
 	r := mux.NewRouter()

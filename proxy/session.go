@@ -285,7 +285,7 @@ func (s *Server) openCassetteSession(spec *sessionSpec, rules *tapeRules, indexe
 	}
 	se.indexer, se.prune = indexer, spec.Prune
 	t := newTape(path)
-	if err := t.attach(c, indexer); err != nil {
+	if err := t.attach(c, indexer, &s.cached); err != nil {
 		se.closeCassette(c)
 		return nil, err
 	}
@@ -317,6 +317,7 @@ func (s *Server) endSession(ctx context.Context, se *session) (*SessionSummary, 
 			sum.Refresh, err = s.applyRefresh(se, t)
 			errs = append(errs, err)
 		}
+		t.cache.drop()
 		errs = append(errs, se.closeCassette(t.c))
 	}
 	if e := se.engine.Load(); e != nil {

@@ -29,6 +29,7 @@ type tape struct {
 	index  *index
 	writer *writeBehind
 	plays  *plays
+	cache  *replyCache // a read-only cassette's; nil otherwise
 
 	// rules, when set, are how the tape's requests are served (a
 	// session's); nil means the server's. stats, when set, counts what a
@@ -49,11 +50,19 @@ type tapeRules struct {
 func newTape(path string) *tape { return &tape{name: path, opened: make(chan struct{})} }
 
 // attach makes the tape use an open cassette, indexed by x (see
-// openIndex).
-func (t *tape) attach(c *cassette.Cassette, x *cassette.Indexer) error {
+// openIndex), with a reply cache within budget when the cassette is
+// read-only.
+func (t *tape) attach(c *cassette.Cassette, x *cassette.Indexer, budget *cacheBudget) error {
 	ix, err := openIndex(c, x)
 	if err != nil {
 		return fmt.Errorf("cassette %s: %w", t.name, err)
+	}
+	if c.ReadOnly() {
+		n, err := c.Len()
+		if err != nil {
+			return fmt.Errorf("cassette %s: %w", t.name, err)
+		}
+		t.cache = newReplyCache(budget, n)
 	}
 	t.c, t.index, t.writer, t.plays = c, ix, &writeBehind{store: ix.append}, newPlays()
 	return nil
@@ -85,5 +94,6 @@ func (t *tape) close() error {
 		return nil
 	}
 	t.writer.close()
+	t.cache.drop()
 	return t.c.Close()
 }

@@ -31,6 +31,7 @@ type tapeSet struct {
 	opts    cassette.Options // how a cassette of dir is opened
 	create  bool             // whether a missing cassette of dir may be created
 	indexer *cassette.Indexer
+	cached  *cacheBudget // what the tapes' reply caches may hold
 
 	mu    sync.Mutex
 	tapes map[string]*tape // by name under dir, or "" for main
@@ -42,9 +43,9 @@ type tapeSet struct {
 	kept  map[string]*plays
 }
 
-func newTapeSet(cfg Config) (*tapeSet, error) {
+func newTapeSet(cfg Config, cached *cacheBudget) (*tapeSet, error) {
 	ts := &tapeSet{
-		main: cfg.Cassette, dir: cfg.CassetteDir, indexer: cfg.Indexer, tapes: map[string]*tape{},
+		main: cfg.Cassette, dir: cfg.CassetteDir, indexer: cfg.Indexer, cached: cached, tapes: map[string]*tape{},
 		opts:   cassette.Options{ReadOnly: cfg.Mode == ModeReplay, LockTimeout: cfg.LockTimeout, Version: cfg.Version, Overwrite: cfg.Overwrite && cfg.Mode == ModeRecord},
 		create: cfg.Mode != ModeReplay, max: cfg.MaxOpenCassettes, kept: map[string]*plays{},
 	}
@@ -53,7 +54,7 @@ func newTapeSet(cfg Config) (*tapeSet, error) {
 	}
 	if cfg.Cassette != nil {
 		t := newTape(cfg.Cassette.Path())
-		if err := t.attach(cfg.Cassette, cfg.Indexer); err != nil {
+		if err := t.attach(cfg.Cassette, cfg.Indexer, cached); err != nil {
 			return nil, err
 		}
 		close(t.opened)
@@ -230,7 +231,7 @@ func (ts *tapeSet) exists(name string) error {
 func (ts *tapeSet) fill(name string, t *tape) {
 	c, err := cassette.Open(t.name, ts.opts)
 	if err == nil {
-		if err = t.attach(c, ts.indexer); err != nil {
+		if err = t.attach(c, ts.indexer, ts.cached); err != nil {
 			c.Close()
 		}
 	}

@@ -307,10 +307,10 @@ func (c *serveConfig) httpServer(h http.Handler, log *slog.Logger) *http.Server 
 	return newHTTPServer(h, c.idleTimeout, log)
 }
 
-// newHTTPServer is the HTTP server of every serving command, in front of h.
+// newHTTPServer is the HTTP server of every serving command, in front of h
+// (see proxy.HTTPServer).
 func newHTTPServer(h http.Handler, idle time.Duration, log *slog.Logger) *http.Server {
-	return &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: idle,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	return proxy.HTTPServer(h, idle, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 }
 
 // unusedReport lists the interactions srv never served, or is "" when it

@@ -1,0 +1,179 @@
+package proxy
+
+import (
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// watch bounds, with one timer, the time each of many things may take:
+// the HTTP/1 request bodies a server reads (Config.ReadTimeout), or the
+// keep-alive connections an http.Server holds idle (HTTPServer). A read
+// deadline set for each — what net/http's IdleTimeout and a handler's own
+// body deadline do — costs every request two timer operations, and each
+// wakes an idle thread of the Go scheduler: on one connection about a
+// tenth of a replayed request's time (bench/findings.md).
+//
+// A thing is watched from add to remove. The timer runs while something
+// is watched, and for one timeout after; it ticks every eighth of the
+// timeout and cuts each thing watched for longer than the timeout: a
+// body's connection gets a read deadline in the past, which ends the read
+// with the timeout error a deadline of its own would have given; an idle
+// connection is closed. A thing is cut after between 1 and 1 1/8 of the
+// timeout.
+type watch struct {
+	tick  time.Duration
+	limit uint64 // the ticks a thing may take
+
+	mu      sync.Mutex
+	ticks   uint64  // since the watch began
+	list    watched // the things watched (the list's sentinel)
+	timer   *time.Timer
+	running bool
+	quiet   uint64 // ticks in a row with nothing watched
+	stopped bool
+}
+
+// watched is one thing watched, an entry of a watch's list: the body of
+// the request w answers, or the connection conn.
+type watched struct {
+	prev, next *watched
+	since      uint64
+	w          http.ResponseWriter
+	conn       net.Conn
+	cut        bool
+}
+
+// watchTicks is how many ticks a timeout lasts.
+const watchTicks = 8
+
+// newWatch is a watch cutting what takes longer than timeout.
+func newWatch(timeout time.Duration) *watch {
+	wt := &watch{tick: max(timeout/watchTicks, time.Millisecond)}
+	wt.limit = uint64((timeout + wt.tick - 1) / wt.tick)
+	wt.list.prev, wt.list.next = &wt.list, &wt.list
+	return wt
+}
+
+// add watches the body of the request w answers, or when w is nil the
+// connection conn, through n, until remove. n must not be watched already.
+func (wt *watch) add(n *watched, w http.ResponseWriter, conn net.Conn) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	n.w, n.conn, n.since, n.cut = w, conn, wt.ticks, false
+	n.prev, n.next = &wt.list, wt.list.next
+	n.next.prev, wt.list.next = n, n
+	if wt.running || wt.stopped {
+		return
+	}
+	wt.running, wt.quiet = true, 0
+	if wt.timer == nil {
+		wt.timer = time.AfterFunc(wt.tick, wt.fire)
+	} else {
+		wt.timer.Reset(wt.tick)
+	}
+}
+
+// remove ends the watch of n, if it is watched, and reports whether it was
+// cut.
+func (wt *watch) remove(n *watched) (cut bool) {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if n.prev != nil {
+		n.prev.next, n.next.prev = n.next, n.prev
+		n.prev, n.next, n.w, n.conn = nil, nil, nil, nil
+	}
+	return n.cut
+}
+
+// fire is the tick: it cuts what is over the limit, and lets the timer
+// stop after a timeout with nothing to watch.
+func (wt *watch) fire() {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	if wt.stopped {
+		wt.running = false
+		return
+	}
+	wt.ticks++
+	for n := wt.list.next; n != &wt.list; n = n.next {
+		if !n.cut && wt.ticks-n.since > wt.limit {
+			n.cut = true
+			n.cutNow()
+		}
+	}
+	if wt.list.next == &wt.list {
+		if wt.quiet++; wt.quiet >= wt.limit {
+			wt.running = false
+			return
+		}
+	} else {
+		wt.quiet = 0
+	}
+	wt.timer.Reset(wt.tick)
+}
+
+// cutNow ends the body's read, or closes the connection.
+func (n *watched) cutNow() {
+	if n.w != nil {
+		// A writer without deadlines (a test's recorder) reads on.
+		_ = http.NewResponseController(n.w).SetReadDeadline(time.Unix(1, 0))
+		return
+	}
+	_ = n.conn.Close()
+}
+
+// stop ends the watch's timer for good: nothing watched afterwards is cut.
+func (wt *watch) stop() {
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
+	wt.stopped = true
+	if wt.timer != nil {
+		wt.timer.Stop()
+	}
+}
+
+// idleConns closes the connections of an http.Server that stay idle —
+// new, or between two requests — for longer than a timeout, through a
+// watch; state is the server's ConnState.
+type idleConns struct {
+	watch *watch
+	mu    sync.Mutex
+	conns map[net.Conn]*watched
+}
+
+func (ic *idleConns) state(c net.Conn, st http.ConnState) {
+	ic.mu.Lock()
+	n := ic.conns[c]
+	switch {
+	case n == nil && st == http.StateNew:
+		n = &watched{}
+		ic.conns[c] = n
+	case n != nil && (st == http.StateHijacked || st == http.StateClosed):
+		delete(ic.conns, c)
+	}
+	ic.mu.Unlock()
+	if n == nil {
+		return
+	}
+	ic.watch.remove(n)
+	if st == http.StateNew || st == http.StateIdle {
+		ic.watch.add(n, nil, c)
+	}
+}
+
+// HTTPServer is the http.Server the commands serve h with. It bounds a
+// request's headers to 30 s, and closes a connection idle for longer than
+// idle, new or between requests, through one timer for all connections
+// (see watch) rather than a deadline set after every request as
+// http.Server.IdleTimeout would. It has no WriteTimeout: a long stream is
+// never cut for taking long; the proxy bounds the request body
+// (Config.ReadTimeout). errorLog receives net/http's own errors.
+func HTTPServer(h http.Handler, idle time.Duration, errorLog *log.Logger) *http.Server {
+	ic := &idleConns{watch: newWatch(idle), conns: map[net.Conn]*watched{}}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ConnState: ic.state, ErrorLog: errorLog}
+	hs.RegisterOnShutdown(ic.watch.stop)
+	return hs
+}
