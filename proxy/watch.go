@@ -62,6 +62,11 @@ func newWatch(timeout time.Duration) *watch {
 func (wt *watch) add(n *watched, w http.ResponseWriter, conn net.Conn) {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
+	wt.addLocked(n, w, conn)
+}
+
+// addLocked is add with wt.mu held.
+func (wt *watch) addLocked(n *watched, w http.ResponseWriter, conn net.Conn) {
 	n.w, n.conn, n.since, n.cut = w, conn, wt.ticks, false
 	n.prev, n.next = &wt.list, wt.list.next
 	n.next.prev, wt.list.next = n, n
@@ -81,6 +86,11 @@ func (wt *watch) add(n *watched, w http.ResponseWriter, conn net.Conn) {
 func (wt *watch) remove(n *watched) (cut bool) {
 	wt.mu.Lock()
 	defer wt.mu.Unlock()
+	return wt.removeLocked(n)
+}
+
+// removeLocked is remove with wt.mu held.
+func (wt *watch) removeLocked(n *watched) (cut bool) {
 	if n.prev != nil {
 		n.prev.next, n.next.prev = n.next, n.prev
 		n.prev, n.next, n.w, n.conn = nil, nil, nil, nil
@@ -140,27 +150,27 @@ func (wt *watch) stop() {
 // watch; state is the server's ConnState.
 type idleConns struct {
 	watch *watch
-	mu    sync.Mutex
-	conns map[net.Conn]*watched
+	conns map[net.Conn]*watched // under watch.mu
 }
 
 func (ic *idleConns) state(c net.Conn, st http.ConnState) {
-	ic.mu.Lock()
+	wt := ic.watch
+	wt.mu.Lock()
+	defer wt.mu.Unlock()
 	n := ic.conns[c]
-	switch {
-	case n == nil && st == http.StateNew:
+	if n == nil {
+		if st != http.StateNew {
+			return
+		}
 		n = &watched{}
 		ic.conns[c] = n
-	case n != nil && (st == http.StateHijacked || st == http.StateClosed):
+	}
+	wt.removeLocked(n)
+	switch st {
+	case http.StateNew, http.StateIdle:
+		wt.addLocked(n, nil, c)
+	case http.StateHijacked, http.StateClosed:
 		delete(ic.conns, c)
-	}
-	ic.mu.Unlock()
-	if n == nil {
-		return
-	}
-	ic.watch.remove(n)
-	if st == http.StateNew || st == http.StateIdle {
-		ic.watch.add(n, nil, c)
 	}
 }
 
