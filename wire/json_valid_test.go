@@ -2,8 +2,11 @@ package wire
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidwall/gjson"
 )
 
 // validSeeds are documents at the edges of JSON's grammar: what
@@ -54,4 +57,58 @@ func FuzzCheckJSON(f *testing.F) {
 			t.Fatalf("%q: ParseRequest reads what json.Valid refuses", b)
 		}
 	})
+}
+
+// firstMemberSeeds are objects whose members firstMembers must read as
+// gjson's Get does: repeated keys, escaped keys, null and nested values,
+// keys that are gjson path syntax elsewhere.
+var firstMemberSeeds = []string{
+	`{}`, `[]`, `"role"`, `null`,
+	`{"role":"user","content":"hi","role":"tool"}`,
+	`{"ro\u006ce":"user","role":"tool"}`, `{"role":null,"role":"user"}`,
+	`{"content":[{"type":"text","text":"a"}],"tool_calls":{"a":1},"name":1}`,
+	`{ "tool_call_id" : "c1" , "content" : "{\"a\":1}" , "tool_name":"t"}`,
+	`{"a":{"role":"inner"},"role":"outer"}`, `{"role.x":"a","role":"b"}`,
+}
+
+// TestFirstMembers: firstMembers gives, for each key, what Get gives.
+func TestFirstMembers(t *testing.T) {
+	for _, s := range firstMemberSeeds {
+		checkFirstMembers(t, []byte(s))
+	}
+}
+
+// FuzzFirstMembers checks TestFirstMembers's rule on any valid JSON.
+func FuzzFirstMembers(f *testing.F) {
+	for _, s := range firstMemberSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if checkJSON(b) == nil {
+			checkFirstMembers(t, b)
+		}
+	})
+}
+
+func checkFirstMembers(t *testing.T, b []byte) {
+	t.Helper()
+	doc, err := parseDoc(b)
+	if err != nil {
+		t.Fatalf("%q: %v", b, err)
+	}
+	keys := append(slices.Clone(messageMembers), chatMembers...)
+	got := make([]gjson.Result, len(keys))
+	firstMembers(doc, keys, got)
+	for i, k := range keys {
+		want := gjson.Result{}
+		if doc.IsObject() {
+			want = doc.Get(k)
+		}
+		if !want.Exists() && !got[i].Exists() {
+			continue // an absent member's other fields say nothing
+		}
+		if got[i].Raw != want.Raw || got[i].Str != want.Str || got[i].Type != want.Type || got[i].Index != want.Index {
+			t.Errorf("%q: member %q: %+v, Get gives %+v", b, k, got[i], want)
+		}
+	}
 }
