@@ -53,6 +53,11 @@ type WriteOptions struct {
 	// enough: a server passes the Written.Buffer of an answer it no longer
 	// uses, so that answers do not each allocate theirs.
 	Buffer []byte
+	// EventBuffer, when not nil, is memory the writer may lay the list of
+	// a stream's events out in (OpenAI chat for now), overwriting it, when
+	// its capacity is enough: a server passes the Written.Events of an
+	// answer it no longer uses, as it does Buffer.
+	EventBuffer []Event
 	// Request is the body of the request answered, or nil. The Responses
 	// API echoes its settings in the response object (instructions, tools,
 	// tool_choice, store, reasoning, temperature, …); the other writers do

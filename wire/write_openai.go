@@ -243,13 +243,19 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	}
 	w.b = append(w.b, "data: [DONE]\n\n"...)
 	ends = append(ends, len(w.b))
-	return sseDataEvents(w.b, ends), w.b
+	return sseDataEvents(w.b, ends, o.EventBuffer), w.b
 }
 
 // sseDataEvents cuts data-only SSE events from buf, each ending at its
-// offset in ends and starting where the one before ended.
-func sseDataEvents(buf []byte, ends []int) []Event {
-	evs := make([]Event, len(ends))
+// offset in ends and starting where the one before ended; the list is laid
+// out in into when it holds them all.
+func sseDataEvents(buf []byte, ends []int, into []Event) []Event {
+	var evs []Event
+	if cap(into) >= len(ends) {
+		evs = into[:len(ends)]
+	} else {
+		evs = make([]Event, len(ends))
+	}
 	start := 0
 	for i, end := range ends {
 		raw := buf[start:end:end]
