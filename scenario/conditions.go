@@ -242,15 +242,12 @@ func (c *toolResultCond) against(v *view, r wire.ToolResult) (int, CandidateMiss
 			return stageArgs, CandidateMiss{Condition: "tool-result.arguments", Had: short(args) + " for " + callDesc, Wants: short(c.args)}
 		}
 	}
-	if c.result != nil {
-		outs := sentOutputs(v.req.Kind, r)
-		if !slices.ContainsFunc(outs, func(o []byte) bool { return sameJSON(o, c.result) }) {
-			had := "no content"
-			if len(outs) > 0 && len(outs[0]) > 0 {
-				had = short(outs[0])
-			}
-			return stageResult, CandidateMiss{Condition: "tool-result.result", Had: had + " for " + callDesc, Wants: short(c.result)}
+	if c.result != nil && !sentOutput(v.req.Kind, r, c.result) {
+		had := "no content"
+		if outs := sentOutputs(v.req.Kind, r); len(outs) > 0 && len(outs[0]) > 0 {
+			had = short(outs[0])
 		}
+		return stageResult, CandidateMiss{Condition: "tool-result.result", Had: had + " for " + callDesc, Wants: short(c.result)}
 	}
 	return stageDone, CandidateMiss{}
 }

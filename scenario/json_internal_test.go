@@ -45,6 +45,9 @@ func TestSentOutputs(t *testing.T) {
 		{wire.KindGemini, `{"output":"{\"v\":1}"}`, true},
 		{wire.KindOpenAIChat, `"{\"v\": 2}"`, false},
 		{wire.KindOpenAIChat, `"v"`, false},
+		{wire.KindOpenAIChat, `"{\"v\":1"`, false},
+		{wire.KindOpenAIChat, `{"v":1}`, true},
+		{wire.KindOpenAIChat, ``, false},
 	}
 	for _, tt := range tests {
 		got := false
@@ -53,6 +56,11 @@ func TestSentOutputs(t *testing.T) {
 		}
 		if got != tt.match {
 			t.Errorf("%s %s: matches %v, want %v", tt.kind, tt.content, got, tt.match)
+		}
+		// sentOutput, which stops at the first reading that matches,
+		// says what the whole list says.
+		if lazy := sentOutput(tt.kind, wire.ToolResult{Content: []byte(tt.content)}, want); lazy != got {
+			t.Errorf("%s %s: sentOutput %v, the readings say %v", tt.kind, tt.content, lazy, got)
 		}
 	}
 }
