@@ -67,11 +67,18 @@ type mocker struct {
 	// streams holds the buffers answers are laid out in (wire's
 	// WriteOptions.Buffer) and unpaced streams joined in (*[]byte).
 	streams sync.Pool
+	// eventLists holds the lists a stream's events are laid out in
+	// (WriteOptions.EventBuffer; *[]wire.Event), emptied.
+	eventLists sync.Pool
 }
 
-// maxPooledStream bounds the buffers kept in mocker.streams: a larger one
-// is used once and left to the collector.
-const maxPooledStream = 64 << 10
+const (
+	// maxPooledStream bounds the buffers kept in mocker.streams: a larger
+	// one is used once and left to the collector.
+	maxPooledStream = 64 << 10
+	// maxPooledEvents bounds the lists kept in mocker.eventLists.
+	maxPooledEvents = 4096
+)
 
 // scenarioSet is the scenarios mock serves by name; it is never changed
 // once stored, only replaced.
@@ -329,20 +336,23 @@ func (m *mocker) serve(w http.ResponseWriter, r *http.Request, start time.Time, 
 			eng.Name(), r.Method, cassette.ProxyPath(rt.name, rt.path)))
 		return
 	}
-	if !json.Valid(body) {
-		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %s", eng.Name(), jsonProblem(match.ErrMalformedJSON, body)))
-		return
-	}
 	path := rt.path
 	if r.URL.RawQuery != "" {
 		path += "?" + r.URL.RawQuery
 	}
+	// The body is checked once, by ParseRequest, whose check accepts a body
+	// exactly when json.Valid does (wire's TestCheckJSONIsJSONValid); a
+	// body it refuses is told apart only then.
 	parsed, err := wire.ParseRequest(kind, path, body)
 	if err == nil {
 		err = wire.Answerable(kind, body)
 	}
 	if err != nil {
-		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %v", eng.Name(), err))
+		msg := err.Error()
+		if !json.Valid(body) {
+			msg = jsonProblem(match.ErrMalformedJSON, body)
+		}
+		m.refuse(w, x, http.StatusBadRequest, fmt.Sprintf("llmproxy: scenario %s: %s", eng.Name(), msg))
 		return
 	}
 	if path == rt.path { // the log summarises the path without its query
@@ -417,12 +427,13 @@ func (m *mocker) miss(w http.ResponseWriter, x *mockExchange, err error) {
 // stream, it closes the connection after the status and headers, before the
 // body.
 func (m *mocker) deliver(w http.ResponseWriter, x *mockExchange, p *scenario.Pending, opts wire.WriteOptions) {
-	bp := m.buffer()
-	opts.Buffer = *bp
+	bp, ep := m.buffer(), m.eventList()
+	opts.Buffer, opts.EventBuffer = *bp, *ep
 	written, err := m.written(x.kind, p, opts)
 	// The answer is written (net/http copies what it is given) and no
 	// longer used once deliver returns: its memory serves the next.
 	defer m.recycle(bp, written.Buffer())
+	defer m.recycleEvents(ep, written.Events)
 	if err != nil {
 		m.refuse(w, x, http.StatusInternalServerError, fmt.Sprintf("llmproxy: scenario %s, step %s: %v", p.Scenario, p.Step, err))
 		return
@@ -554,6 +565,28 @@ func (m *mocker) recycle(bp *[]byte, b []byte) {
 	}
 	if cap(*bp) <= maxPooledStream {
 		m.streams.Put(bp)
+	}
+}
+
+// eventList returns a list from m.eventLists, or an empty one.
+func (m *mocker) eventList() *[]wire.Event {
+	if ep, _ := m.eventLists.Get().(*[]wire.Event); ep != nil {
+		return ep
+	}
+	return new([]wire.Event)
+}
+
+// recycleEvents puts ep back into m.eventLists holding evs, the events of
+// an answer no longer used (when not nil; else what it held), cleared so
+// that it keeps no answer's bytes alive, unless it is longer than
+// maxPooledEvents.
+func (m *mocker) recycleEvents(ep *[]wire.Event, evs []wire.Event) {
+	if evs != nil {
+		clear(evs)
+		*ep = evs[:0]
+	}
+	if cap(*ep) <= maxPooledEvents {
+		m.eventLists.Put(ep)
 	}
 }
 

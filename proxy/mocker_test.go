@@ -131,3 +131,53 @@ func TestMockerSpareTurnsBounded(t *testing.T) {
 		t.Errorf("%d in use, %d spare, want 0 and %d", len(m.turns), len(m.spare), maxSpareTurns)
 	}
 }
+
+// TestMockerEventLists: a list of events goes back to the pool emptied and
+// cleared (it keeps no answer's bytes alive), one longer than
+// maxPooledEvents is left to the collector, and streamed answers laid out
+// in a reused list are those laid out in a new one.
+func TestMockerEventLists(t *testing.T) {
+	m := &mocker{}
+	evs := []wire.Event{{Raw: []byte("data: 1\n\n")}, {Raw: []byte("data: 2\n\n")}}
+	ep := m.eventList()
+	m.recycleEvents(ep, evs)
+	if len(*ep) != 0 || cap(*ep) != 2 || evs[0].Raw != nil || evs[1].Raw != nil {
+		t.Errorf("recycled list %d of %d, events %q: want empty, cleared", len(*ep), cap(*ep), evs)
+	}
+	long := new([]wire.Event)
+	m.recycleEvents(long, make([]wire.Event, maxPooledEvents+1))
+	for range 4 {
+		if got, _ := m.eventLists.Get().(*[]wire.Event); got == long {
+			t.Fatal("a list longer than maxPooledEvents was kept")
+		}
+	}
+
+	s, err := scenario.Parse("s.yaml", []byte("version: 1\nname: s\non-exhausted: restart\nsteps:\n  - respond: {text: \"one two three four five six\", stream: {chunk: 2}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := scenario.NewEngine(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := cassette.NewRedactor(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = newMocker(Config{Mode: ModeMock, Scenarios: map[string]*scenario.Engine{"s": eng}, Pace: PaceInstant},
+		&journal{limit: 10}, slog.New(slog.DiscardHandler), red)
+	ask := func(conv string) string {
+		body := []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body)))
+		r.Header.Set(ConversationHeader, conv)
+		w := httptest.NewRecorder()
+		m.serve(w, r, time.Now(), route{name: "openai", path: "/v1/chat/completions"}, wire.KindOpenAIChat, body, nil, nil)
+		return w.Body.String()
+	}
+	first := ask("a")
+	for i := range 3 {
+		if got := ask("b" + strconv.Itoa(i)); got != first || !strings.HasSuffix(got, "data: [DONE]\n\n") {
+			t.Errorf("answer %d in a reused list:\n%s\nwant\n%s", i+2, got, first)
+		}
+	}
+}

@@ -56,10 +56,12 @@ func newView(req *wire.Request, body []byte) *view {
 			lastAssistant = i
 		}
 	}
-	withResults := map[int]bool{}
+	withResults := make([]bool, len(req.Turns))
 	for _, r := range req.ToolResults {
 		i := v.turnOf(r.Path)
-		withResults[i] = true
+		if i >= 0 {
+			withResults[i] = true
+		}
 		if i > lastAssistant {
 			v.latest = append(v.latest, r)
 		}
@@ -82,6 +84,9 @@ func newView(req *wire.Request, body []byte) *view {
 // turnOf returns the index of the turn a gjson path of the body lies in
 // ("messages.3.content" lies in "messages.3"), or -1.
 func (v *view) turnOf(path string) int {
+	if len(v.req.Turns) <= fewTurns {
+		return turnIn(v.req.Turns, path)
+	}
 	if v.turnOfPath == nil {
 		v.turnOfPath = make(map[string]int, len(v.req.Turns))
 		for i, t := range v.req.Turns {
@@ -99,6 +104,26 @@ func (v *view) turnOf(path string) int {
 		p = p[:cut]
 	}
 	return -1
+}
+
+// fewTurns is the most turns turnOf looks a path up among one by one;
+// with more, it builds a map of them once.
+const fewTurns = 16
+
+// turnIn is turnOf by a walk over turns: the turn whose path is path or
+// its longest prefix ending before a '.' (the last such turn, as the map
+// keeps the last turn of a path), or -1.
+func turnIn(turns []wire.Turn, path string) int {
+	found, n := -1, 0
+	for i, t := range turns {
+		if t.Path == "" || len(t.Path) < n || !strings.HasPrefix(path, t.Path) {
+			continue
+		}
+		if len(path) == len(t.Path) || path[len(t.Path)] == '.' {
+			found, n = i, len(t.Path)
+		}
+	}
+	return found
 }
 
 // callOf finds the call a tool result answers: the call echoed in the
@@ -242,15 +267,12 @@ func (c *toolResultCond) against(v *view, r wire.ToolResult) (int, CandidateMiss
 			return stageArgs, CandidateMiss{Condition: "tool-result.arguments", Had: short(args) + " for " + callDesc, Wants: short(c.args)}
 		}
 	}
-	if c.result != nil {
-		outs := sentOutputs(v.req.Kind, r)
-		if !slices.ContainsFunc(outs, func(o []byte) bool { return sameJSON(o, c.result) }) {
-			had := "no content"
-			if len(outs) > 0 && len(outs[0]) > 0 {
-				had = short(outs[0])
-			}
-			return stageResult, CandidateMiss{Condition: "tool-result.result", Had: had + " for " + callDesc, Wants: short(c.result)}
+	if c.result != nil && !sentOutput(v.req.Kind, r, c.result) {
+		had := "no content"
+		if outs := sentOutputs(v.req.Kind, r); len(outs) > 0 && len(outs[0]) > 0 {
+			had = short(outs[0])
 		}
+		return stageResult, CandidateMiss{Condition: "tool-result.result", Had: had + " for " + callDesc, Wants: short(c.result)}
 	}
 	return stageDone, CandidateMiss{}
 }

@@ -26,19 +26,35 @@ func sameJSON(a, b []byte) bool {
 // so does a plain text result its string.
 func sentOutputs(kind wire.Kind, r wire.ToolResult) [][]byte {
 	var out [][]byte
+	eachOutput(kind, r, func(o []byte) bool {
+		out = append(out, o)
+		return false
+	})
+	return out
+}
+
+// sentOutput reports whether one of the ways of reading r's output
+// (sentOutputs) is the JSON value want; it reads them one at a time and
+// stops at the first that is.
+func sentOutput(kind wire.Kind, r wire.ToolResult, want []byte) bool {
+	return eachOutput(kind, r, func(o []byte) bool { return sameJSON(o, want) })
+}
+
+// eachOutput calls fn with each of sentOutputs in turn until fn returns
+// true, and reports whether it did.
+func eachOutput(kind wire.Kind, r wire.ToolResult, fn func(o []byte) bool) bool {
 	if o, shape, err := r.Output(kind); err == nil {
-		if json.Valid(o) {
-			out = append(out, o)
+		if json.Valid(o) && fn(o) {
+			return true
 		}
 		if shape == wire.ShapeString || shape == wire.ShapeTextBlock || shape == wire.ShapeOutputString {
 			text, _ := json.Marshal(string(o))
-			out = append(out, text)
+			if fn(text) {
+				return true
+			}
 		}
 	}
-	if len(r.Content) > 0 {
-		out = append(out, r.Content)
-	}
-	return out
+	return len(r.Content) > 0 && fn(r.Content)
 }
 
 // compactJSON returns b compacted, or b itself when it is not JSON.

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/wire"
@@ -45,6 +47,9 @@ func TestSentOutputs(t *testing.T) {
 		{wire.KindGemini, `{"output":"{\"v\":1}"}`, true},
 		{wire.KindOpenAIChat, `"{\"v\": 2}"`, false},
 		{wire.KindOpenAIChat, `"v"`, false},
+		{wire.KindOpenAIChat, `"{\"v\":1"`, false},
+		{wire.KindOpenAIChat, `{"v":1}`, true},
+		{wire.KindOpenAIChat, ``, false},
 	}
 	for _, tt := range tests {
 		got := false
@@ -53,6 +58,30 @@ func TestSentOutputs(t *testing.T) {
 		}
 		if got != tt.match {
 			t.Errorf("%s %s: matches %v, want %v", tt.kind, tt.content, got, tt.match)
+		}
+		// sentOutput, which stops at the first reading that matches,
+		// says what the whole list says.
+		if lazy := sentOutput(tt.kind, wire.ToolResult{Content: []byte(tt.content)}, want); lazy != got {
+			t.Errorf("%s %s: sentOutput %v, the readings say %v", tt.kind, tt.content, lazy, got)
+		}
+	}
+}
+
+// TestTurnIn: the walk over a few turns finds, for any path, the turn the
+// map of many finds (the path or its longest prefix cut at a '.', the last
+// turn of a path).
+func TestTurnIn(t *testing.T) {
+	var turns []wire.Turn
+	for i := range 12 {
+		turns = append(turns, wire.Turn{Index: i, Path: "messages." + strconv.Itoa(i)})
+	}
+	turns = append(turns, wire.Turn{Path: "input"}, wire.Turn{Path: "input"}, wire.Turn{Path: ""}, wire.Turn{Path: "a.b"}, wire.Turn{Path: "a"})
+	paths := []string{"", "messages.1", "messages.1.content", "messages.10", "messages.10.tool_calls.0", "messages.100",
+		"messages.1x", "messages", "input", "input.0.output", "inputs", "a.b.c", "a.bc", "a", "a.", "x.messages.1", "."}
+	many := &view{req: &wire.Request{Turns: append(slices.Clone(turns), make([]wire.Turn, fewTurns)...)}}
+	for _, p := range paths {
+		if got, want := turnIn(turns, p), many.turnOf(p); got != want {
+			t.Errorf("%q: turn %d, the map finds %d", p, got, want)
 		}
 	}
 }

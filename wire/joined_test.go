@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -86,5 +87,37 @@ func TestWriteBuffer(t *testing.T) {
 	}
 	if w.Buffer() != nil {
 		t.Error("the Anthropic writer returned a buffer it does not lay answers out in")
+	}
+}
+
+// TestWriteEventBuffer: a chat stream laid out in a lent list of events,
+// dirty, fitting or too small, has the same events as one in its own; the
+// list is used when it holds them all.
+func TestWriteEventBuffer(t *testing.T) {
+	a := Answer{Model: "gpt-4o-mini", ID: "chatcmpl-1", Text: "Hello \"there\", how are you today?",
+		ToolCalls: []ToolCall{{ID: "call_1", Name: "weather", Arguments: []byte(`{"city": "Paris"}`)}}}
+	o := WriteOptions{Stream: true, Chunk: 5, IncludeUsage: true, Obfuscation: true}
+	want, err := Write(KindOpenAIChat, a, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirty := make([]Event, 64)
+	for i := range dirty {
+		dirty[i] = Event{Name: "stale", Raw: []byte("x"), Data: []byte("y")}
+	}
+	n := len(want.Events)
+	for _, evs := range [][]Event{dirty, dirty[:0], make([]Event, 0, n), make([]Event, 0, n-1)} {
+		o.EventBuffer = evs
+		got, err := Write(KindOpenAIChat, a, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Events, want.Events) {
+			t.Errorf("list of %d events: %q, want %q", cap(evs), got.Events, want.Events)
+		}
+		used := &got.Events[:1][0] == &evs[:1][0]
+		if used != (cap(evs) >= n) {
+			t.Errorf("list of %d events for %d: used %v", cap(evs), n, used)
+		}
 	}
 }

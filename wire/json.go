@@ -140,6 +140,25 @@ func memberOf(r gjson.Result, keys ...string) (gjson.Result, string) {
 	return gjson.Result{}, ""
 }
 
+// firstMembers sets out[k] to the first member of the object r named
+// keys[k], as r.Get(keys[k]) returns it for a key without gjson's path
+// syntax (keys are compared unescaped), reading r once instead of once a
+// key; a key r lacks leaves out[k] as it was.
+func firstMembers(r gjson.Result, keys []string, out []gjson.Result) {
+	if !r.IsObject() {
+		return
+	}
+	r.ForEach(func(k, v gjson.Result) bool {
+		for i, key := range keys {
+			if k.Str == key && !out[i].Exists() {
+				out[i] = v
+				break
+			}
+		}
+		return true
+	})
+}
+
 // each calls fn for each element of r if r is an array.
 func each(r gjson.Result, fn func(i int, v gjson.Result)) {
 	if !r.IsArray() {

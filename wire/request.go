@@ -199,7 +199,12 @@ func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
 
 // array returns doc's member key, checking that it is an array if present.
 func array(doc gjson.Result, path string) (gjson.Result, error) {
-	v := doc.Get(path)
+	return arrayValue(doc.Get(path), path)
+}
+
+// arrayValue returns v, the member at path, checking that it is an array
+// if present.
+func arrayValue(v gjson.Result, path string) (gjson.Result, error) {
 	if v.Exists() && v.Type != gjson.Null && !v.IsArray() {
 		return v, fmt.Errorf("%s: not an array", path)
 	}
@@ -208,7 +213,12 @@ func array(doc gjson.Result, path string) (gjson.Result, error) {
 
 // turns walks the conversation array key, checking each entry is an object.
 func turns(doc gjson.Result, key string, fn func(i int, path string, turn gjson.Result) error) error {
-	arr, err := array(doc, key)
+	return turnsIn(doc.Get(key), key, fn)
+}
+
+// turnsIn is turns given the conversation's member, v.
+func turnsIn(v gjson.Result, key string, fn func(i int, path string, turn gjson.Result) error) error {
+	arr, err := arrayValue(v, key)
 	if err != nil {
 		return err
 	}
@@ -229,7 +239,12 @@ func turns(doc gjson.Result, key string, fn func(i int, path string, turn gjson.
 // toolNames collects the offered function names from tools[], each being
 // {function:{name}} (OpenAI chat, Ollama) or {name} (Responses, Anthropic).
 func toolNames(req *Request, doc gjson.Result) error {
-	tools, err := array(doc, "tools")
+	return toolNamesIn(req, doc.Get("tools"))
+}
+
+// toolNamesIn is toolNames given the tools member, v.
+func toolNamesIn(req *Request, v gjson.Result) error {
+	tools, err := arrayValue(v, "tools")
 	each(tools, func(_ int, t gjson.Result) {
 		if n := strOf(t.Get("function.name")); n != "" {
 			req.Tools = append(req.Tools, n)
@@ -240,16 +255,27 @@ func toolNames(req *Request, doc gjson.Result) error {
 	return err
 }
 
+// The members a chat request and its messages are read by, in the order
+// of the values firstMembers gives.
+var (
+	chatMembers    = []string{"model", "stream", "messages", "tools"}
+	messageMembers = []string{"role", "content", "tool_calls", "name", "tool_name", "tool_call_id"}
+)
+
 func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
-	req.Model = strOf(doc.Get("model"))
-	req.Stream = doc.Get("stream").Type == gjson.True
+	var top [4]gjson.Result
+	firstMembers(doc, chatMembers, top[:])
+	req.Model = strOf(top[0])
+	req.Stream = top[1].Type == gjson.True
 	if ollama {
-		req.Stream = doc.Get("stream").Type != gjson.False
+		req.Stream = top[1].Type != gjson.False
 	}
-	err := turns(doc, "messages", func(i int, p string, m gjson.Result) error {
-		role := strOf(m.Get("role"))
-		req.addTurn(Turn{Index: i, Role: role, Path: p, Text: partsText(m.Get("content"))})
-		calls, err := array(m, "tool_calls")
+	err := turnsIn(top[2], "messages", func(i int, p string, m gjson.Result) error {
+		var ms [6]gjson.Result
+		firstMembers(m, messageMembers, ms[:])
+		role := strOf(ms[0])
+		req.addTurn(Turn{Index: i, Role: role, Path: p, Text: partsText(ms[1])})
+		calls, err := arrayValue(ms[2], "tool_calls")
 		if err != nil {
 			return fmt.Errorf("%s.%v", p, err)
 		}
@@ -262,14 +288,14 @@ func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
 			})
 		})
 		if role == "tool" {
-			name := strOf(m.Get("name"))
+			name := strOf(ms[3])
 			if ollama {
-				name = strOf(m.Get("tool_name"))
+				name = strOf(ms[4])
 			}
 			req.ToolResults = append(req.ToolResults, ToolResult{
-				CallID:  strOf(m.Get("tool_call_id")),
+				CallID:  strOf(ms[5]),
 				Name:    name,
-				Content: rawOf(m.Get("content")),
+				Content: rawOf(ms[1]),
 				Path:    p + ".content",
 			})
 		}
@@ -278,7 +304,7 @@ func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
 	if err != nil {
 		return err
 	}
-	return toolNames(req, doc)
+	return toolNamesIn(req, top[3])
 }
 
 func parseGenerateRequest(req *Request, doc gjson.Result) error {

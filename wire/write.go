@@ -53,6 +53,11 @@ type WriteOptions struct {
 	// enough: a server passes the Written.Buffer of an answer it no longer
 	// uses, so that answers do not each allocate theirs.
 	Buffer []byte
+	// EventBuffer, when not nil, is memory the writer may lay the list of
+	// a stream's events out in (OpenAI chat for now), overwriting it, when
+	// its capacity is enough: a server passes the Written.Events of an
+	// answer it no longer uses, as it does Buffer.
+	EventBuffer []Event
 	// Request is the body of the request answered, or nil. The Responses
 	// API echoes its settings in the response object (instructions, tools,
 	// tool_choice, store, reasoning, temperature, …); the other writers do
@@ -302,7 +307,7 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 			p.Finish = FinishToolCalls
 		}
 	}
-	p.rnd.seed(kind, a)
+	p.rnd.from(kind, &p.Answer, a.Finish)
 	if o.Stream {
 		p.textPieces = pieces(a.Text, o.Chunk)
 		p.thinkPieces = pieces(a.Reasoning, o.Chunk)
@@ -420,6 +425,20 @@ func tokens(s string) []string {
 type prng struct {
 	n   uint64
 	buf [sha256.Size + 8]byte // the seed, then the counter, hashed for a block
+	// seeded is set once buf holds the seed. Until then src, kind and
+	// finish are what it is made from (see from): an answer that draws
+	// nothing, as most that do not stream, never hashes its content.
+	seeded bool
+	kind   Kind
+	src    *Answer
+	finish Finish
+}
+
+// from makes r seed itself, on its first draw, from kind and the answer
+// src with its finish reason as finish (src's own may have been filled in
+// since); src must not change until then.
+func (r *prng) from(kind Kind, src *Answer, finish Finish) {
+	r.seeded, r.kind, r.src, r.finish = false, kind, src, finish
 }
 
 // seed seeds r from everything the answer says: the SHA-256 of each
@@ -451,10 +470,15 @@ func (r *prng) seed(kind Kind, a Answer) {
 	field(string(a.Finish))
 	sum := sha256.Sum256(b)
 	copy(r.buf[:], sum[:])
-	r.n = 0
+	r.n, r.seeded = 0, true
 }
 
 func (r *prng) block() [32]byte {
+	if !r.seeded {
+		a := *r.src
+		a.Finish = r.finish
+		r.seed(r.kind, a)
+	}
 	binary.BigEndian.PutUint64(r.buf[sha256.Size:], r.n)
 	r.n++
 	return sha256.Sum256(r.buf[:])

@@ -159,21 +159,17 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	head = appendString(head, a.Model)
 	head = append(head, `,"service_tier":"default","system_fingerprint":"`...)
 	head = append(appendFingerprint(head, a.Model), `","choices":[`...)
-	w := &jsonw{b: o.buffer(n*(len(head)+100) + delta + len("data: [DONE]\n\n"))}
-	emit := func(delta func(w *jsonw), finish string, usage bool) {
-		w.b = append(w.b, head...)
-		if !usage {
-			w.b = append(w.b, `{"index":0,"delta":{`...)
-			w.members(delta)
-			w.b = append(w.b, `,"logprobs":null,"finish_reason":`...)
-			w.StrOrNull(finish)
-			w.b = append(w.b, '}')
-		}
+	// w stays on the stack (nothing it is handed keeps it), so that laying
+	// out the events writes no pointer to the heap.
+	w := jsonw{b: o.buffer(n*(len(head)+100) + delta + len("data: [DONE]\n\n"))}
+	// An event is its head, then for a choice its delta (start, the
+	// members, choice) and the rest (end).
+	end := func(usage bool) {
 		w.b = append(w.b, ']')
 		if o.IncludeUsage {
 			w.b = append(w.b, `,"usage":`...)
 			if usage {
-				chatUsage(w, a)
+				chatUsage(&w, a)
 			} else {
 				w.Null()
 			}
@@ -186,53 +182,80 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 		w.b = append(w.b, "\n\n"...)
 		ends = append(ends, len(w.b))
 	}
-	callHeader := func(w *jsonw, i int) {
+	start := func() {
+		w.b = append(w.b, head...)
+		w.b = append(w.b, `{"index":0,"delta":{`...)
+		w.closers = append(w.closers, '}')
+		w.started = append(w.started, false)
+	}
+	choice := func(finish string) {
+		w.End()
+		w.b = append(w.b, `,"logprobs":null,"finish_reason":`...)
+		w.StrOrNull(finish)
+		w.b = append(w.b, '}')
+		end(false)
+	}
+	callHeader := func(i int) {
 		c := a.calls[i]
 		w.K("tool_calls").Arr().Obj().
 			K("index").Int(int64(i)).K("id").Str(c.id).K("type").Str("function").
 			K("function").Obj().K("name").Str(c.name).K("arguments").Str("").End().
 			End().End()
 	}
-	emit(func(w *jsonw) {
-		w.K("role").Str("assistant")
-		if merged {
-			w.K("content").Null()
-			callHeader(w, 0)
-		} else {
-			w.K("content").Str("")
-		}
-		w.K("refusal").Null()
-	}, "", false)
+	start()
+	w.K("role").Str("assistant")
+	if merged {
+		w.K("content").Null()
+		callHeader(0)
+	} else {
+		w.K("content").Str("")
+	}
+	w.K("refusal").Null()
+	choice("")
 	for _, p := range a.thinkPieces {
-		emit(func(w *jsonw) { w.K("reasoning_content").Str(p) }, "", false)
+		start()
+		w.K("reasoning_content").Str(p)
+		choice("")
 	}
 	for _, p := range a.textPieces {
-		emit(func(w *jsonw) { w.K("content").Str(p) }, "", false)
+		start()
+		w.K("content").Str(p)
+		choice("")
 	}
 	for i := range a.calls {
 		if i > 0 || !merged {
-			emit(func(w *jsonw) { callHeader(w, i) }, "", false)
+			start()
+			callHeader(i)
+			choice("")
 		}
 		for _, frag := range frags[i] {
-			emit(func(w *jsonw) {
-				w.K("tool_calls").Arr().Obj().K("index").Int(int64(i)).
-					K("function").Obj().K("arguments").Str(frag).End().End().End()
-			}, "", false)
+			start()
+			w.K("tool_calls").Arr().Obj().K("index").Int(int64(i)).
+				K("function").Obj().K("arguments").Str(frag).End().End().End()
+			choice("")
 		}
 	}
-	emit(func(*jsonw) {}, chatFinish(a.Finish), false)
+	start()
+	choice(chatFinish(a.Finish))
 	if o.IncludeUsage {
-		emit(nil, "", true)
+		w.b = append(w.b, head...)
+		end(true)
 	}
 	w.b = append(w.b, "data: [DONE]\n\n"...)
 	ends = append(ends, len(w.b))
-	return sseDataEvents(w.b, ends), w.b
+	return sseDataEvents(w.b, ends, o.EventBuffer), w.b
 }
 
 // sseDataEvents cuts data-only SSE events from buf, each ending at its
-// offset in ends and starting where the one before ended.
-func sseDataEvents(buf []byte, ends []int) []Event {
-	evs := make([]Event, len(ends))
+// offset in ends and starting where the one before ended; the list is laid
+// out in into when it holds them all.
+func sseDataEvents(buf []byte, ends []int, into []Event) []Event {
+	var evs []Event
+	if cap(into) >= len(ends) {
+		evs = into[:len(ends)]
+	} else {
+		evs = make([]Event, len(ends))
+	}
 	start := 0
 	for i, end := range ends {
 		raw := buf[start:end:end]
