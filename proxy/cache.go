@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -35,7 +36,8 @@ type replyCache struct {
 // cachedReply is a reply kept by a replyCache.
 type cachedReply struct {
 	rep cassette.Reply // a clone: holds none of the file's bytes
-	// header is rep's headers as Reply.SetHeaders sets them. Every serve
+	// header is rep's headers as Reply.SetHeaders sets them, with the
+	// proxy's sandbox over them (see sandbox). Every serve
 	// of the reply puts these same value slices into its response's
 	// header map, so they are never changed: each has len == cap, so
 	// that an append made by a later header writer copies it.
@@ -145,6 +147,10 @@ func (c *replyCache) keep(id uint64, rep *cassette.Reply) *cachedReply {
 	}
 	k := &cachedReply{rep: rep.Clone(), header: http.Header{}}
 	k.rep.SetHeaders(k.header)
+	sandbox(k.header)
+	for name, vs := range k.header {
+		k.header[name] = slices.Clip(vs) // no room to grow: see header
+	}
 	size := int64(rep.Size() + cacheOverhead)
 	for name, vs := range k.header {
 		size += int64(len(name) + 16 + cacheOverhead/2)

@@ -244,7 +244,9 @@ func (s *Server) serve(w http.ResponseWriter, x *exchange, r recorded, last func
 	ctx := x.req.Context()
 	rep := r.rep
 	r.setHeaders(w.Header()) // and Content-Length, for a body
-	sandbox(w.Header())      // over the recording's own
+	if r.cached == nil {
+		sandbox(w.Header()) // over the recording's own; a kept reply's headers have it
+	}
 	isMCP := x.kind == wire.KindMCP
 	if isMCP {
 		mcpHeaders(w.Header(), x)
