@@ -37,10 +37,10 @@ type replyCache struct {
 type cachedReply struct {
 	rep cassette.Reply // a clone: holds none of the file's bytes
 	// header is rep's headers as Reply.SetHeaders sets them, with the
-	// proxy's sandbox over them (see sandbox). Every serve
-	// of the reply puts these same value slices into its response's
-	// header map, so they are never changed: each has len == cap, so
-	// that an append made by a later header writer copies it.
+	// proxy's sandbox over them (see sandbox). Every serve of the reply
+	// puts these same value slices into its response's header map, so
+	// they are never changed: each has len == cap, so that an append made
+	// by a later header writer copies it.
 	header http.Header
 }
 
@@ -52,7 +52,7 @@ type cacheBudget struct {
 }
 
 // DefaultReplyCache is the replay cache's budget when Config.ReplyCache is
-// zero: 16 MiB, about 7 000 answers of 2 KB.
+// zero: 16 MiB, several thousand answers of 2 KB with their headers.
 const DefaultReplyCache = 16 << 20
 
 // cacheOverhead is what a kept entry is counted beyond its bytes: the map
