@@ -122,10 +122,11 @@ var pluginRunners = []pluginRunner{
 	{
 		name: "jest",
 		args: func(report, tmp string) []string {
-			// A cache of no earlier run: with timings jest would run two
-			// quick files in band.
+			// A cache of no earlier run, not even the record step's of the
+			// same test (report names the step): with the timings of a run
+			// whose files took under a second each, jest runs them in band.
 			return []string{"node", "--experimental-vm-modules", "node_modules/jest/bin/jest.js", "--maxWorkers=2",
-				"--cacheDirectory=" + filepath.Join(tmp, "jest-cache"), "--json", "--outputFile=" + report}
+				"--cacheDirectory=" + filepath.Join(tmp, "jest-cache-"+filepath.Base(report)), "--json", "--outputFile=" + report}
 		},
 		outcomes: jsonOutcomes,
 		parallel: true,
