@@ -16,11 +16,11 @@ import (
 	"github.com/llmproxy/llmproxy/wire"
 )
 
-// TestMockerStandsAlone: mock mode is its own type, which answers a request
-// and reports a miss with only its engines, a journal, a logger and a
-// redactor, no Server around it.
-func TestMockerStandsAlone(t *testing.T) {
-	s, err := scenario.Parse("alone.yaml", []byte("version: 1\nname: alone\nsteps:\n  - when: {latest-user: {equals: hi}}\n    respond: {text: hello}\n"))
+// mockerOf is a mocker in instant pace serving the scenario yaml under
+// name, with cfg's other fields, journal j and no log.
+func mockerOf(t *testing.T, name, yaml string, cfg Config, j *journal) *mocker {
+	t.Helper()
+	s, err := scenario.Parse(name+".yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,10 +32,18 @@ func TestMockerStandsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.Mode, cfg.Pace, cfg.Scenarios = ModeMock, PaceInstant, map[string]*scenario.Engine{name: eng}
+	return newMocker(cfg, j, slog.New(slog.DiscardHandler), red)
+}
+
+// TestMockerStandsAlone: mock mode is its own type, which answers a request
+// and reports a miss with only its engines, a journal, a logger and a
+// redactor, no Server around it.
+func TestMockerStandsAlone(t *testing.T) {
 	var misses []string
 	j := &journal{limit: 10}
-	m := newMocker(Config{Mode: ModeMock, Scenarios: map[string]*scenario.Engine{"alone": eng}, Pace: PaceInstant,
-		OnMiss: func(msg string) { misses = append(misses, msg) }}, j, slog.New(slog.DiscardHandler), red)
+	m := mockerOf(t, "alone", "version: 1\nname: alone\nsteps:\n  - when: {latest-user: {equals: hi}}\n    respond: {text: hello}\n",
+		Config{OnMiss: func(msg string) { misses = append(misses, msg) }}, j)
 	ask := func(text string) (int, string) {
 		body := []byte(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":"` + text + `"}]}`)
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body)))
@@ -152,20 +160,8 @@ func TestMockerEventLists(t *testing.T) {
 		}
 	}
 
-	s, err := scenario.Parse("s.yaml", []byte("version: 1\nname: s\non-exhausted: restart\nsteps:\n  - respond: {text: \"one two three four five six\", stream: {chunk: 2}}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := scenario.NewEngine(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	red, err := cassette.NewRedactor(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m = newMocker(Config{Mode: ModeMock, Scenarios: map[string]*scenario.Engine{"s": eng}, Pace: PaceInstant},
-		&journal{limit: 10}, slog.New(slog.DiscardHandler), red)
+	m = mockerOf(t, "s", "version: 1\nname: s\non-exhausted: restart\nsteps:\n  - respond: {text: \"one two three four five six\", stream: {chunk: 2}}\n",
+		Config{}, &journal{limit: 10})
 	ask := func(conv string) string {
 		body := []byte(`{"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(string(body)))
