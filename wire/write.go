@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -419,15 +420,15 @@ func tokens(s string) []string {
 	return out
 }
 
-// prng is a deterministic stream of pseudo-random numbers (SHA-256 of a
-// seed and a counter). It stands in for what providers randomise, so that
+// prng is a deterministic stream of pseudo-random numbers: ChaCha8 (the
+// c2sp.org/chacha8rand generator of math/rand/v2) keyed with a SHA-256 of
+// the answer's content. It stands in for what providers randomise, so that
 // the same answer always gives the same bytes.
 type prng struct {
-	n   uint64
-	buf [sha256.Size + 8]byte // the seed, then the counter, hashed for a block
-	// seeded is set once buf holds the seed. Until then src, kind and
-	// finish are what it is made from (see from): an answer that draws
-	// nothing, as most that do not stream, never hashes its content.
+	gen *rand.ChaCha8
+	// seeded is set once gen is keyed. Until then src, kind and finish
+	// are what it is keyed from (see from): an answer that draws nothing,
+	// as most that do not stream, never hashes its content.
 	seeded bool
 	kind   Kind
 	src    *Answer
@@ -438,10 +439,10 @@ type prng struct {
 // src with its finish reason as finish (src's own may have been filled in
 // since); src must not change until then.
 func (r *prng) from(kind Kind, src *Answer, finish Finish) {
-	r.seeded, r.kind, r.src, r.finish = false, kind, src, finish
+	r.gen, r.seeded, r.kind, r.src, r.finish = nil, false, kind, src, finish
 }
 
-// seed seeds r from everything the answer says: the SHA-256 of each
+// seed keys r from everything the answer says: the SHA-256 of each
 // field's length (8 bytes, big-endian) and bytes.
 func (r *prng) seed(kind Kind, a Answer) {
 	fields := []string{string(kind), a.Model, a.ID, a.Text, a.Reasoning}
@@ -468,26 +469,22 @@ func (r *prng) seed(kind Kind, a Answer) {
 		b = append(b, c.Arguments...)
 	}
 	field(string(a.Finish))
-	sum := sha256.Sum256(b)
-	copy(r.buf[:], sum[:])
-	r.n, r.seeded = 0, true
+	r.gen, r.seeded = rand.NewChaCha8(sha256.Sum256(b)), true
 }
 
-func (r *prng) block() [32]byte {
+// next returns the stream's next 64 bits.
+func (r *prng) next() uint64 {
 	if !r.seeded {
 		a := *r.src
 		a.Finish = r.finish
 		r.seed(r.kind, a)
 	}
-	binary.BigEndian.PutUint64(r.buf[sha256.Size:], r.n)
-	r.n++
-	return sha256.Sum256(r.buf[:])
+	return r.gen.Uint64()
 }
 
 // between returns a number in [lo, hi].
 func (r *prng) between(lo, hi int) int {
-	b := r.block()
-	return lo + int(binary.BigEndian.Uint64(b[:8])%uint64(hi-lo+1))
+	return lo + int(r.next()%uint64(hi-lo+1))
 }
 
 const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -498,12 +495,9 @@ func (r *prng) alnum(n int) string { return string(r.appendAlnum(make([]byte, 0,
 // appendAlnum appends n letters and digits to dst (what alnum returns).
 func (r *prng) appendAlnum(dst []byte, n int) []byte {
 	for end := len(dst) + n; len(dst) < end; {
-		b := r.block()
-		for _, c := range b {
-			if len(dst) == end {
-				break
-			}
-			dst = append(dst, alnum[int(c)%len(alnum)])
+		v := r.next()
+		for k := 0; k < 8 && len(dst) < end; k++ {
+			dst = append(dst, alnum[int(byte(v>>(8*k)))%len(alnum)])
 		}
 	}
 	return dst
@@ -512,10 +506,10 @@ func (r *prng) appendAlnum(dst []byte, n int) []byte {
 // base64 returns n pseudo-random bytes in standard base64, like Gemini's
 // thoughtSignature and Anthropic's thinking signature.
 func (r *prng) base64(n int) string {
-	raw := make([]byte, 0, n)
+	raw := make([]byte, 0, n+8)
 	for len(raw) < n {
-		b := r.block()
-		raw = append(raw, b[:min(len(b), n-len(raw))]...)
+		raw = binary.LittleEndian.AppendUint64(raw, r.next())
 	}
+	raw = raw[:n]
 	return base64.StdEncoding.EncodeToString(raw)
 }
