@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,8 +28,9 @@ type watch struct {
 	tick  time.Duration
 	limit uint64 // the ticks a thing may take
 
+	ticks atomic.Uint64 // since the watch began; changed only under mu
+
 	mu      sync.Mutex
-	ticks   uint64  // since the watch began
 	list    watched // the things watched (the list's sentinel)
 	timer   *time.Timer
 	running bool
@@ -40,11 +42,17 @@ type watch struct {
 // the request w answers, or the connection conn.
 type watched struct {
 	prev, next *watched
-	since      uint64
-	w          http.ResponseWriter
-	conn       net.Conn
-	cut        bool
+	// since is the tick the watch began at, or busy while the thing is
+	// listed but not timed (a connection serving a request): a connection
+	// changes it without the watch's lock (see idleConns).
+	since atomic.Uint64
+	w     http.ResponseWriter
+	conn  net.Conn
+	cut   bool
 }
+
+// busy is a watched thing's since while it is not timed.
+const busy = ^uint64(0)
 
 // watchTicks is how many ticks a timeout lasts.
 const watchTicks = 8
@@ -67,7 +75,8 @@ func (wt *watch) add(n *watched, w http.ResponseWriter, conn net.Conn) {
 
 // addLocked is add with wt.mu held.
 func (wt *watch) addLocked(n *watched, w http.ResponseWriter, conn net.Conn) {
-	n.w, n.conn, n.since, n.cut = w, conn, wt.ticks, false
+	n.w, n.conn, n.cut = w, conn, false
+	n.since.Store(wt.ticks.Load())
 	n.prev, n.next = &wt.list, wt.list.next
 	n.next.prev, wt.list.next = n, n
 	if wt.running || wt.stopped {
@@ -107,9 +116,9 @@ func (wt *watch) fire() {
 		wt.running = false
 		return
 	}
-	wt.ticks++
+	ticks := wt.ticks.Add(1)
 	for n := wt.list.next; n != &wt.list; n = n.next {
-		if !n.cut && wt.ticks-n.since > wt.limit {
+		if since := n.since.Load(); !n.cut && since != busy && ticks-since > wt.limit {
 			n.cut = true
 			n.cutNow()
 		}
@@ -146,31 +155,35 @@ func (wt *watch) stop() {
 }
 
 // idleConns closes the connections of an http.Server that stay idle —
-// new, or between two requests — for longer than a timeout, through a
-// watch; state is the server's ConnState.
+// new, or between requests — for longer than its watch's timeout. A
+// connection is listed in the watch from StateNew until it closes or is
+// hijacked; going active or idle only stores when it went idle (busy
+// while active), with no lock: those are two changes every request makes.
 type idleConns struct {
 	watch *watch
-	conns map[net.Conn]*watched // under watch.mu
+	conns sync.Map // net.Conn → *watched: the listed connections
 }
 
 func (ic *idleConns) state(c net.Conn, st http.ConnState) {
-	wt := ic.watch
-	wt.mu.Lock()
-	defer wt.mu.Unlock()
-	n := ic.conns[c]
-	if n == nil {
-		if st != http.StateNew {
+	switch st {
+	case http.StateNew:
+		n := new(watched)
+		ic.conns.Store(c, n)
+		ic.watch.add(n, nil, c)
+	case http.StateActive, http.StateIdle:
+		v, ok := ic.conns.Load(c)
+		if !ok {
 			return
 		}
-		n = &watched{}
-		ic.conns[c] = n
-	}
-	wt.removeLocked(n)
-	switch st {
-	case http.StateNew, http.StateIdle:
-		wt.addLocked(n, nil, c)
+		since := busy
+		if st == http.StateIdle {
+			since = ic.watch.ticks.Load()
+		}
+		v.(*watched).since.Store(since)
 	case http.StateHijacked, http.StateClosed:
-		delete(ic.conns, c)
+		if v, ok := ic.conns.LoadAndDelete(c); ok {
+			ic.watch.remove(v.(*watched))
+		}
 	}
 }
 
@@ -182,7 +195,7 @@ func (ic *idleConns) state(c net.Conn, st http.ConnState) {
 // never cut for taking long; the proxy bounds the request body
 // (Config.ReadTimeout). errorLog receives net/http's own errors.
 func HTTPServer(h http.Handler, idle time.Duration, errorLog *log.Logger) *http.Server {
-	ic := &idleConns{watch: newWatch(idle), conns: map[net.Conn]*watched{}}
+	ic := &idleConns{watch: newWatch(idle)}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ConnState: ic.state, ErrorLog: errorLog}
 	hs.RegisterOnShutdown(ic.watch.stop)
 	return hs
