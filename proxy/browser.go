@@ -25,7 +25,8 @@ const corsMaxAge = "600"
 // exposed headers on every response.
 func (s *Server) browserGuard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		origin, browser := r.Header.Get("Origin"), r.Header.Get("Origin") != ""
+		origin := r.Header.Get("Origin")
+		browser := origin != ""
 		if browser && !s.allowedOrigin(origin) {
 			apiError(w, http.StatusForbidden, "forbidden", "llmproxy: Origin "+origin+
 				" is refused: only loopback origins (http://localhost:*, http://127.0.0.1:*, http://[::1]:*) and those listed by --allow-origin may call the proxy")
@@ -113,6 +114,10 @@ func (s *Server) allowedHost(r *http.Request) bool {
 
 // isLoopbackName reports whether a host name or IP is loopback.
 func isLoopbackName(host string) bool {
+	switch host {
+	case "127.0.0.1", "localhost", "::1": // what clients send, without parsing
+		return true
+	}
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		return true
