@@ -5,7 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestOpenAI429: the load's alt answer for the faulted replay server is
@@ -45,5 +47,44 @@ func TestOpenAI429(t *testing.T) {
 				t.Errorf("openAI429(%d, %.80q) = %v, want ok %v", tc.status, tc.body, err, tc.ok)
 			}
 		})
+	}
+}
+
+// TestLoadAltAskedOncePerAnswer: a load accepts its alt answer by asking
+// alt once per distinct answer a worker sees, and still checks every
+// answer: one that differs from the alt accepted before is asked about
+// again, and counts as an error when alt refuses it.
+func TestLoadAltAskedOncePerAnswer(t *testing.T) {
+	want := []byte(`{"ok":true}`)
+	good := []byte(`{"error":{"message":"slow down","type":"rate_limit_exceeded"}}`)
+	bad := []byte(`{"error":"slow down"}`)
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch n := served.Add(1); {
+		case n%10 == 0:
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write(bad)
+		case n%2 == 0:
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write(good)
+		default:
+			_, _ = w.Write(want)
+		}
+	}))
+	defer srv.Close()
+	var asked atomic.Int64
+	l := load{conns: 1, dur: time.Minute, max: 100, body: func(int) []byte { return []byte(`{}`) }, want: same(want),
+		alt: func(status int, got []byte) error { asked.Add(1); return openAI429(status, got) }}
+	var tl tally
+	l.run(srv.Client(), srv.URL, &tl)
+	// Of 100 answers: 50 want, 40 good 429s, 10 bad ones.
+	if tl.n != 90 || tl.alt != 40 || tl.errs != 10 || tl.err == nil {
+		t.Fatalf("%d served, %d alt, %d errors (%v); want 90, 40 and 10", tl.n, tl.alt, tl.errs, tl.err)
+	}
+	// The first good 429, then each bad one (a refused answer is not
+	// remembered: the good ones after it are still the one accepted).
+	if got := asked.Load(); got != 1+10 {
+		t.Errorf("alt asked %d times, want %d", got, 1+10)
 	}
 }
