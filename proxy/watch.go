@@ -23,7 +23,8 @@ import (
 // body's connection gets a read deadline in the past, which ends the read
 // with the timeout error a deadline of its own would have given; an idle
 // connection is closed. A thing is cut after between 1 and 1 1/8 of the
-// timeout.
+// timeout. A thing marked busy (a connection serving a request, see
+// watched.since) stays listed but is not timed until it is marked again.
 type watch struct {
 	tick  time.Duration
 	limit uint64 // the ticks a thing may take
