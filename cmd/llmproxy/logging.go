@@ -4,6 +4,8 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+
+	"github.com/llmproxy/llmproxy/internal/batchlog"
 )
 
 // logFlags are the logging flags of every serving command.
@@ -20,6 +22,9 @@ type logFlags struct {
 	// quiet lowers the level to warn when --log-level is not given: under
 	// `-- CMD`, whose stderr the log shares.
 	quiet bool
+	// batch, when not nil (see batched), is where log lines are written,
+	// instead of the writer given to logger.
+	batch *batchlog.Writer
 }
 
 // logLevels are the values --log-level takes.
@@ -38,8 +43,20 @@ func (l *logFlags) underCommand(fs *flag.FlagSet, cr *commandRun) {
 	l.quiet = cr != nil && !given(fs, "log-level")
 }
 
-// logger is the logger the flags ask for, writing to w. source names a
-// flag as the user gave it, for errors.
+// batched makes the log lines of a serving command wait in a batch (at
+// most batchlog.Delay) to be written together, off the requests' path, and
+// returns the writer for the rest of the command's output to stderr, which
+// flushes the batch before each write so that nothing is reordered, and the
+// function that writes what is left when the command ends. A warning or an
+// error is written at once, with every line before it, as without
+// batching.
+func (l *logFlags) batched(stderr io.Writer) (io.Writer, func()) {
+	l.batch = batchlog.New(stderr, batchlog.Delay)
+	return l.batch.Direct(), func() { _ = l.batch.Close() }
+}
+
+// logger is the logger the flags ask for, writing to w (or to the batch,
+// see batched). source names a flag as the user gave it, for errors.
 func (l *logFlags) logger(w io.Writer, source func(string) string) (*slog.Logger, error) {
 	name := l.level
 	if name == "" {
@@ -53,13 +70,22 @@ func (l *logFlags) logger(w io.Writer, source func(string) string) (*slog.Logger
 		level = slog.LevelWarn
 	}
 	opts := &slog.HandlerOptions{Level: level}
+	if l.batch != nil {
+		w = l.batch
+	}
+	var h slog.Handler
 	switch l.format {
 	case "text", "":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		h = slog.NewTextHandler(w, opts)
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, usagef("%s %q: want text or json", source("log-format"), l.format)
 	}
-	return nil, usagef("%s %q: want text or json", source("log-format"), l.format)
+	if l.batch != nil {
+		h = batchlog.Handler(h, l.batch, slog.LevelWarn)
+	}
+	return slog.New(h), nil
 }
 
 // given reports whether the flag name of fs was set, on the command line or

@@ -42,17 +42,28 @@ func TestLogLevel(t *testing.T) {
 			if got := s.ask(t, "not recorded"); !strings.HasPrefix(got, "400 ") {
 				t.Fatalf("the prompt not recorded: %s", got)
 			}
+			// A warning is written before its answer, with every line
+			// before it: the debug line of the answer served, which alone
+			// would wait in the log's batch.
+			early := s.stderr.String()
 			if code := s.stop(); code != 0 {
 				t.Fatalf("exit %d: %s", code, s.stderr)
 			}
 			log := s.stderr.String()
-			served := strings.Contains(log, "msg=replayed") || strings.Contains(log, `"msg":"replayed"`)
-			missed := strings.Contains(log, "msg=miss") || strings.Contains(log, `"msg":"miss"`)
+			served, missed := logged(log, "replayed"), logged(log, "miss")
 			if served != tc.served || missed != tc.missed {
 				t.Errorf("log has the answer served: %v (want %v), the miss: %v (want %v):\n%s", served, tc.served, missed, tc.missed, log)
 			}
+			if missed && (!logged(early, "miss") || logged(early, "replayed") != served) {
+				t.Errorf("when the miss was answered, the log was:\n%s\nwant the miss, after the answer served if logged; at exit:\n%s", early, log)
+			}
 		})
 	}
+}
+
+// logged reports whether log has a line of the message msg, text or JSON.
+func logged(log, msg string) bool {
+	return strings.Contains(log, "msg="+msg) || strings.Contains(log, `"msg":"`+msg+`"`)
 }
 
 func TestLogLevelUsage(t *testing.T) {

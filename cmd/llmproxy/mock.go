@@ -91,6 +91,8 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer, sig f
 		c.listen = cr.listen(fs, c.listen)
 		stderr = syncWriter(stderr)
 	}
+	stderr, flushLog := c.logs.batched(stderr)
+	defer flushLog()
 	mapping, err := fixture.ParseMapping(c.mapSpecs)
 	if err != nil {
 		return usagef("mock: --map: %v", err)

@@ -163,6 +163,8 @@ func runServe(ctx context.Context, name string, args []string, stdout, stderr io
 		c.listen = cr.listen(fs, c.listen)
 		stderr = syncWriter(stderr) // the proxy's log and CMD's stderr
 	}
+	stderr, flushLog := c.logs.batched(stderr)
+	defer flushLog()
 	c.logs.underCommand(fs, cr)
 	if c.killGrace <= 0 {
 		return usagef("%s %s: must be positive", c.source("kill-grace"), c.killGrace)
