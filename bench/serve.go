@@ -21,6 +21,7 @@ import (
 
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/faults"
+	"github.com/llmproxy/llmproxy/internal/batchlog"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -175,9 +176,11 @@ func serveChild(o serveOptions) error {
 		}()
 	}
 	start := time.Now()
-	// llmproxy's command line logs one text line per request to stderr;
-	// the children do the same, into the file the parent gives them.
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// The children log as llmproxy's serving commands do, at info, in text,
+	// in batches (internal/batchlog), into the file the parent gives them.
+	lw := batchlog.New(os.Stderr, batchlog.Delay)
+	defer lw.Close()
+	logger := slog.New(batchlog.Handler(slog.NewTextHandler(lw, nil), lw, slog.LevelWarn))
 	var h http.Handler
 	switch o.kind {
 	case "bare":
