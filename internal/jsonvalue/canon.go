@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 	"unsafe"
 
@@ -341,26 +342,47 @@ func Parse(doc []byte) (gjson.Result, error) {
 // AppendCanonical). Its errors wrap ErrMalformed, ErrTooDeep or
 // ErrNumberRange.
 func Canonical(doc []byte) ([]byte, error) {
-	if out, ok := Ignore(nil).AppendCanonicalBytes(make([]byte, 0, len(doc)), doc); ok {
+	return appendCanonicalDoc(make([]byte, 0, len(doc)), doc)
+}
+
+// appendCanonicalDoc appends the canonical form of doc to b.
+func appendCanonicalDoc(b, doc []byte) ([]byte, error) {
+	if out, ok := Ignore(nil).AppendCanonicalBytes(b, doc); ok {
 		return out, nil
 	}
 	v, err := Parse(doc)
 	if err != nil {
 		return nil, err
 	}
-	return Ignore(nil).AppendCanonical(make([]byte, 0, len(doc)), v)
+	return Ignore(nil).AppendCanonical(b, v)
 }
 
 // Equal reports whether two JSON documents are equal as values. Its errors
 // are those of Canonical, for either document.
 func Equal(a, b []byte) (bool, error) {
-	ca, err := Canonical(a)
+	bp := equalBuffers.Get().(*[]byte)
+	ca, err := appendCanonicalDoc((*bp)[:0], a)
 	if err != nil {
+		equalBuffers.Put(bp)
 		return false, err
 	}
-	cb, err := Canonical(b)
+	n := len(ca)
+	both, err := appendCanonicalDoc(ca, b)
 	if err != nil {
+		equalBuffers.Put(bp)
 		return false, err
 	}
-	return string(ca) == string(cb), nil
+	eq := string(both[:n]) == string(both[n:])
+	if cap(both) <= maxPooledEqual {
+		*bp = both
+	}
+	equalBuffers.Put(bp)
+	return eq, nil
 }
+
+// equalBuffers hold the canonical forms Equal compares, between calls.
+var equalBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledEqual bounds the buffers kept in equalBuffers, so that one huge
+// document does not pin its size in memory.
+const maxPooledEqual = 64 << 10
