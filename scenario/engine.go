@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -54,11 +56,10 @@ type Engine struct {
 type conversation struct {
 	mu       sync.Mutex // held while a named conversation answers
 	name     string
-	last     int                       // step last answered; -1 before the first answer
-	answers  int                       // answers delivered, counting from 0
-	defaults map[string]int            // nil until an answer makes a call
-	calls    map[string]rememberedCall // nil until an answer makes a call
-	order    []string                  // call ids in the order remembered, to forget the oldest
+	last     int            // step last answered; -1 before the first answer
+	answers  int            // answers delivered, counting from 0
+	defaults map[string]int // nil until an answer makes a call
+	calls    callMemory
 }
 
 func newConversation(name string) *conversation {
@@ -108,7 +109,7 @@ type Pending struct {
 	kind     wire.Kind
 	step     int
 	calls    []wire.ToolCall
-	defaults map[string]int // the default-id counts once this answer is delivered
+	defaults []nameCount // the default-id counts once this answer is delivered
 	once     sync.Once
 }
 
@@ -246,8 +247,7 @@ func (st *cstep) holds(v *view) (CandidateMiss, bool) {
 
 // recall returns a call the conversation's answers made. conv is locked.
 func (c *conversation) recall(id string) (rememberedCall, bool) {
-	rc, ok := c.calls[id]
-	return rc, ok
+	return c.calls.get(id)
 }
 
 // prepare builds the pending answer of a step, or the miss of a json
@@ -320,37 +320,82 @@ func (e *Engine) prepare(conv *conversation, step int, req *Request) (*Pending, 
 // callIDs gives each call its id: its own, else call_<function>, then
 // call_<function>_2, … counting the conversation's calls that took a default
 // id (defaults, which it does not change), skipping ids the answer's own
-// calls took. It also returns the counts once these calls are made.
-func callIDs(calls []ccall, defaults map[string]int) ([]wire.ToolCall, map[string]int) {
+// calls took. It also returns the counts of the functions whose calls took
+// a default id, once these calls are made.
+func callIDs(calls []ccall, defaults map[string]int) ([]wire.ToolCall, []nameCount) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
 	out := make([]wire.ToolCall, len(calls))
-	taken := map[string]bool{}
-	for _, c := range calls {
-		if c.id != "" {
-			taken[c.id] = true
+	var taken map[string]bool // with many calls; few are searched instead
+	if len(calls) > fewCalls {
+		taken = map[string]bool{}
+		for _, c := range calls {
+			if c.id != "" {
+				taken[c.id] = true
+			}
 		}
 	}
-	counts := map[string]int{}
+	var counts []nameCount
 	for i, c := range calls {
 		id := c.id
-		for id == "" || (c.id == "" && taken[id]) {
-			counts[c.name]++
-			k := defaults[c.name] + counts[c.name]
+		for id == "" || (c.id == "" && idTaken(taken, calls, out[:i], id)) {
+			k := defaults[c.name] + bump(&counts, c.name)
 			id = "call_" + c.name
 			if k > 1 {
 				id += "_" + strconv.Itoa(k)
 			}
 		}
-		taken[id] = true
+		if taken != nil {
+			taken[id] = true
+		}
 		out[i] = wire.ToolCall{ID: id, Name: c.name, Arguments: c.args}
 	}
-	next := make(map[string]int, len(counts))
-	for name, n := range counts {
-		next[name] = defaults[name] + n
+	for k := range counts {
+		counts[k].n += defaults[counts[k].name]
 	}
-	return out, next
+	return out, counts
+}
+
+// fewCalls is the most calls of one answer, or remembered by a
+// conversation, that are searched one by one; past it, a map finds them.
+const fewCalls = 16
+
+// nameCount is a count of calls of one function.
+type nameCount struct {
+	name string
+	n    int
+}
+
+// bump adds one to the count of name in counts and returns it.
+func bump(counts *[]nameCount, name string) int {
+	for k := range *counts {
+		if (*counts)[k].name == name {
+			(*counts)[k].n++
+			return (*counts)[k].n
+		}
+	}
+	*counts = append(*counts, nameCount{name, 1})
+	return 1
+}
+
+// idTaken reports whether id is one of the answer's calls' own ids or one
+// given so far: in taken when it is not nil, else by a search.
+func idTaken(taken map[string]bool, calls []ccall, given []wire.ToolCall, id string) bool {
+	if taken != nil {
+		return taken[id]
+	}
+	for _, c := range calls {
+		if c.id == id {
+			return true
+		}
+	}
+	for _, g := range given {
+		if g.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultUsage counts 1 token per 4 bytes, rounded up: the request body as
@@ -383,34 +428,91 @@ func (p *Pending) Commit() {
 
 // advance moves the conversation past step, which made calls and left the
 // default-id counts at defaults. c is locked or private.
-func (c *conversation) advance(step int, calls []wire.ToolCall, defaults map[string]int) {
+func (c *conversation) advance(step int, calls []wire.ToolCall, defaults []nameCount) {
 	c.last = step
 	c.answers++
 	if len(defaults) > 0 && c.defaults == nil {
-		c.defaults = map[string]int{}
+		c.defaults = make(map[string]int, len(defaults))
 	}
-	for name, n := range defaults {
-		c.defaults[name] = max(c.defaults[name], n)
+	for _, d := range defaults {
+		c.defaults[d.name] = max(c.defaults[d.name], d.n)
 	}
 	for _, call := range calls {
-		c.remember(call)
+		c.calls.remember(call)
 	}
 }
 
-// remember keeps a call for later requests that name it only by id,
-// forgetting the oldest past rememberCalls. c is locked.
-func (c *conversation) remember(call wire.ToolCall) {
-	if c.calls == nil {
-		c.calls = map[string]rememberedCall{}
+// callMemory keeps the calls a conversation's answers made, for later
+// requests that name a call only by its id, forgetting the oldest past
+// rememberCalls. Up to fewCalls are kept in a slice searched from the
+// newest; past that, a map finds them.
+type callMemory struct {
+	order []idCall                  // oldest first
+	byID  map[string]rememberedCall // nil until more than fewCalls
+}
+
+// idCall is a call remembered, with its id.
+type idCall struct {
+	id string
+	rememberedCall
+}
+
+// remember keeps call; a call whose id is kept already replaces it, in its
+// place.
+func (m *callMemory) remember(call wire.ToolCall) {
+	rc := rememberedCall{name: call.Name, args: call.Arguments}
+	if k := m.find(call.ID); k >= 0 {
+		m.order[k].rememberedCall = rc
+		if m.byID != nil {
+			m.byID[call.ID] = rc
+		}
+		return
 	}
-	if _, ok := c.calls[call.ID]; !ok {
-		c.order = append(c.order, call.ID)
+	m.order = append(m.order, idCall{call.ID, rc})
+	if m.byID != nil {
+		m.byID[call.ID] = rc
+	} else if len(m.order) > fewCalls {
+		m.byID = make(map[string]rememberedCall, len(m.order))
+		for _, c := range m.order {
+			m.byID[c.id] = c.rememberedCall
+		}
 	}
-	c.calls[call.ID] = rememberedCall{name: call.Name, args: call.Arguments}
-	if len(c.order) > rememberCalls {
-		delete(c.calls, c.order[0])
-		c.order = c.order[1:]
+	if len(m.order) > rememberCalls {
+		delete(m.byID, m.order[0].id)
+		m.order = m.order[1:]
 	}
+}
+
+// find returns where the call id is in m.order, or -1.
+func (m *callMemory) find(id string) int {
+	if m.byID != nil {
+		if _, ok := m.byID[id]; !ok {
+			return -1
+		}
+	}
+	for k := len(m.order) - 1; k >= 0; k-- {
+		if m.order[k].id == id {
+			return k
+		}
+	}
+	return -1
+}
+
+// get returns the call remembered under id.
+func (m *callMemory) get(id string) (rememberedCall, bool) {
+	if m.byID != nil {
+		rc, ok := m.byID[id]
+		return rc, ok
+	}
+	if k := m.find(id); k >= 0 {
+		return m.order[k].rememberedCall, true
+	}
+	return rememberedCall{}, false
+}
+
+// clone returns a copy of m that shares nothing that changes.
+func (m *callMemory) clone() callMemory {
+	return callMemory{order: slices.Clone(m.order), byID: maps.Clone(m.byID)}
 }
 
 // Scenario returns (a copy of) the scenario the engine serves, each step's

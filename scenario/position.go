@@ -399,7 +399,7 @@ const maxBases = 8
 func (c *conversation) clone() *conversation {
 	return &conversation{
 		name: c.name, last: c.last, answers: c.answers,
-		defaults: maps.Clone(c.defaults), calls: maps.Clone(c.calls), order: slices.Clone(c.order),
+		defaults: maps.Clone(c.defaults), calls: c.calls.clone(),
 	}
 }
 
