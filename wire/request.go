@@ -226,7 +226,7 @@ func turnsIn(v gjson.Result, key string, fn func(i int, path string, turn gjson.
 		if err != nil {
 			return
 		}
-		p := key + "." + strconv.Itoa(i)
+		p := turnPath(key, i)
 		if !t.IsObject() {
 			err = fmt.Errorf("%s: not an object", p)
 			return
@@ -234,6 +234,37 @@ func turnsIn(v gjson.Result, key string, fn func(i int, path string, turn gjson.
 		err = fn(i, p, t)
 	})
 	return err
+}
+
+// turnPath is the gjson path of turn i under the conversation's member
+// key ("messages.3"); the first turns' are made once.
+func turnPath(key string, i int) string {
+	var made *[internedTurns]string
+	switch key {
+	case "messages":
+		made = &messagePaths
+	case "contents":
+		made = &contentPaths
+	case "input":
+		made = &inputPaths
+	}
+	if made != nil && i < internedTurns {
+		return made[i]
+	}
+	return key + "." + strconv.Itoa(i)
+}
+
+// internedTurns is how many turns' paths are made once per member.
+const internedTurns = 64
+
+// The paths of the first turns under each conversation member; read only.
+var messagePaths, contentPaths, inputPaths = turnPaths("messages"), turnPaths("contents"), turnPaths("input")
+
+func turnPaths(key string) (out [internedTurns]string) {
+	for i := range out {
+		out[i] = key + "." + strconv.Itoa(i)
+	}
+	return out
 }
 
 // toolNames collects the offered function names from tools[], each being
@@ -433,6 +464,9 @@ func parseGeminiRequest(req *Request, doc gjson.Result) error {
 // addTurn appends a conversation entry; a system or developer entry's text
 // also joins the system prompt.
 func (req *Request) addTurn(t Turn) {
+	if req.Turns == nil {
+		req.Turns = make([]Turn, 0, 4) // one allocation for most requests' turns
+	}
 	req.Turns = append(req.Turns, t)
 	if (t.Role == "system" || t.Role == "developer") && t.Text != "" {
 		if req.System != "" {
