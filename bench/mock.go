@@ -277,10 +277,10 @@ func (a mockAnswer) write(w http.ResponseWriter) {
 }
 
 // mockHandlerFor is the handler of a server child of kind mock or
-// mock-bare: mock logs as the command does by default (text, level info).
-func mockHandlerFor(kind string) (http.Handler, func(), error) {
+// mock-bare: mock logs to logger, as the command does by default.
+func mockHandlerFor(kind string, logger *slog.Logger) (http.Handler, func(), error) {
 	if kind == "mock" {
-		p, err := newMockHandler(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+		p, err := newMockHandler(logger)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -256,7 +256,7 @@ func serveChild(o serveOptions) error {
 		}
 		h = fs
 	case "mock", "mock-bare":
-		mh, closeMock, err := mockHandlerFor(o.kind)
+		mh, closeMock, err := mockHandlerFor(o.kind, logger)
 		if err != nil {
 			return err
 		}
