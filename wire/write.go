@@ -425,11 +425,10 @@ func tokens(s string) []string {
 // the answer's content. It stands in for what providers randomise, so that
 // the same answer always gives the same bytes.
 type prng struct {
-	gen *rand.ChaCha8
-	// seeded is set once gen is keyed. Until then src, kind and finish
-	// are what it is keyed from (see from): an answer that draws nothing,
-	// as most that do not stream, never hashes its content.
-	seeded bool
+	// gen is nil until the first draw keys it; until then src, kind and
+	// finish are what it is keyed from (see from): an answer that draws
+	// nothing, as most that do not stream, never hashes its content.
+	gen    *rand.ChaCha8
 	kind   Kind
 	src    *Answer
 	finish Finish
@@ -439,7 +438,7 @@ type prng struct {
 // src with its finish reason as finish (src's own may have been filled in
 // since); src must not change until then.
 func (r *prng) from(kind Kind, src *Answer, finish Finish) {
-	r.gen, r.seeded, r.kind, r.src, r.finish = nil, false, kind, src, finish
+	r.gen, r.kind, r.src, r.finish = nil, kind, src, finish
 }
 
 // seed keys r from everything the answer says: the SHA-256 of each
@@ -469,12 +468,12 @@ func (r *prng) seed(kind Kind, a Answer) {
 		b = append(b, c.Arguments...)
 	}
 	field(string(a.Finish))
-	r.gen, r.seeded = rand.NewChaCha8(sha256.Sum256(b)), true
+	r.gen = rand.NewChaCha8(sha256.Sum256(b))
 }
 
 // next returns the stream's next 64 bits.
 func (r *prng) next() uint64 {
-	if !r.seeded {
+	if r.gen == nil {
 		a := *r.src
 		a.Finish = r.finish
 		r.seed(r.kind, a)
