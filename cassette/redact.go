@@ -102,22 +102,58 @@ func (r *Redactor) Headers(h http.Header) http.Header { return r.HeadersInto(htt
 // nil) and returns: a caller done with an earlier result may hand its map
 // back.
 func (r *Redactor) HeadersInto(out, h http.Header) http.Header {
-	if out == nil {
-		out = http.Header{}
-	}
-	clear(out)
+	out = emptied(out)
 	for k, vs := range h {
-		k = http.CanonicalHeaderKey(k)
-		if hop.IsHeader(k) || contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-") {
-			continue
-		}
-		if r.headers[k] {
-			out[k] = []string{Redacted}
-			continue
-		}
-		out[k] = redactValues(vs)
+		r.put(out, http.CanonicalHeaderKey(k), vs)
 	}
 	return out
+}
+
+// HeadersOnlyInto is HeadersInto keeping only the headers named (canonical
+// names), each as HeadersInto would keep it: for a reader of those alone,
+// such as a match.Matcher (see its HeadersRead), the result is the same,
+// without the work of copying the rest.
+func (r *Redactor) HeadersOnlyInto(out, h http.Header, names []string) http.Header {
+	out = emptied(out)
+	missing := false
+	for _, k := range names {
+		if vs, ok := h[k]; ok {
+			r.put(out, k, vs)
+		} else {
+			missing = true
+		}
+	}
+	if missing {
+		// Keys read off the wire are canonical; one set by hand may not
+		// be.
+		for k, vs := range h {
+			if c := http.CanonicalHeaderKey(k); c != k && slices.Contains(names, c) && h[c] == nil {
+				r.put(out, c, vs)
+			}
+		}
+	}
+	return out
+}
+
+// emptied is out emptied, or a new map when out is nil.
+func emptied(out http.Header) http.Header {
+	if out == nil {
+		return http.Header{}
+	}
+	clear(out)
+	return out
+}
+
+// put puts the request header k (canonical) with values vs into out, its
+// secrets redacted, unless llmproxy never keeps it.
+func (r *Redactor) put(out http.Header, k string, vs []string) {
+	switch {
+	case hop.IsHeader(k) || contains(droppedRequestHeaders, k) || strings.HasPrefix(k, "X-Forwarded-") || strings.HasPrefix(k, "X-Llmproxy-"):
+	case r.headers[k]:
+		out[k] = []string{Redacted}
+	default:
+		out[k] = redactValues(vs)
+	}
 }
 
 // ResponseHeaders returns a copy of response headers without connection

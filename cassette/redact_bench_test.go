@@ -27,6 +27,30 @@ func BenchmarkRedactLive(b *testing.B) {
 			r.Headers(h)
 		}
 	})
+	// What replay copies: the headers its matcher reads (Content-Type),
+	// from the Go client's and from the headers the openai Node SDK sends.
+	node := http.Header{
+		"Content-Type": {"application/json"}, "Authorization": {"Bearer sk-bench"}, "User-Agent": {"OpenAI/JS 6.7.0"},
+		"Accept": {"application/json"}, "Accept-Encoding": {"gzip, deflate"}, "Content-Length": {"801"},
+		"X-Stainless-Lang": {"js"}, "X-Stainless-Package-Version": {"6.7.0"}, "X-Stainless-Os": {"Linux"},
+		"X-Stainless-Arch": {"x64"}, "X-Stainless-Runtime": {"node"}, "X-Stainless-Runtime-Version": {"v20.19.2"},
+		"X-Stainless-Retry-Count": {"0"}, "X-Stainless-Timeout": {"600"}, "Connection": {"keep-alive"},
+	}
+	for name, h := range map[string]http.Header{"go": h, "node": node} {
+		out := http.Header{}
+		b.Run("headers-all-"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out = r.HeadersInto(out, h)
+			}
+		})
+		b.Run("headers-read-"+name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out = r.HeadersOnlyInto(out, h, []string{"Content-Type"})
+			}
+		})
+	}
 	b.Run("body", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))

@@ -1,6 +1,8 @@
 package cassette
 
 import (
+	"net/http"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -49,5 +51,51 @@ func TestMinKeyLen(t *testing.T) {
 	}
 	if minKeyLen != len("AKIA"+"IOSFODNN7EXAMPLE") {
 		t.Errorf("minKeyLen %d, want the length of the shortest key, %d", minKeyLen, len("AKIAIOSFODNN7EXAMPLE"))
+	}
+}
+
+// HeadersOnlyInto keeps exactly the named headers HeadersInto keeps, with
+// the same values: secret headers redacted, key-shaped strings redacted,
+// framing and llmproxy's own headers dropped, keys that arrive unspelled
+// canonical found by their canonical name; and an empty list keeps none.
+func TestHeadersOnlyInto(t *testing.T) {
+	r, err := NewRedactor([]string{"X-Team-Token"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+	h := http.Header{
+		"Content-Type":     {"application/json"},
+		"Authorization":    {"Bearer " + key},
+		"X-Team-Token":     {"t0k"},
+		"X-Trace":          {"a", "b " + key},
+		"x-tenant":         {"acme"}, // set by hand, not canonical
+		"Content-Length":   {"12"},
+		"Connection":       {"keep-alive"},
+		"X-Llmproxy-Fault": {"429"},
+		"User-Agent":       {"sdk/1"},
+	}
+	all := r.HeadersInto(nil, h)
+	for _, names := range [][]string{
+		{"Content-Type"},
+		{"Authorization", "Content-Type", "X-Trace"},
+		{"X-Team-Token", "X-Tenant"},
+		{"Connection", "Content-Length", "X-Llmproxy-Fault", "X-Absent"},
+		{},
+	} {
+		want := http.Header{}
+		for _, n := range names {
+			if vs, ok := all[n]; ok {
+				want[n] = vs
+			}
+		}
+		reused := http.Header{"Stale": {"x"}}
+		got := r.HeadersOnlyInto(reused, h, names)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("names %q: got %q, want %q", names, got, want)
+		}
+		if _, stale := got["Stale"]; stale {
+			t.Errorf("names %q: the map handed back kept an earlier header", names)
+		}
 	}
 }

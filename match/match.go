@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -62,8 +63,10 @@ type Matcher struct {
 	// secret ones (see internal/query).
 	leftOutQuery []string
 	headers      []string
-	describe     Describer
-	fingerprint  string
+	// read is what HeadersRead returns: Content-Type and headers.
+	read        []string
+	describe    Describer
+	fingerprint string
 	// alias names an upstream spelling compared as another (see WithAlias).
 	alias map[string]string
 }
@@ -101,6 +104,8 @@ func New(r Rules, describe Describer) (*Matcher, error) {
 		m.headers = append(m.headers, http.CanonicalHeaderKey(h))
 	}
 	sort.Strings(m.headers)
+	m.read = append([]string{"Content-Type"}, m.headers...)
+	m.read = slices.Compact(slices.Sorted(slices.Values(m.read)))
 	fp, _ := json.Marshal(normalRules(r))
 	sum := sha256.Sum256(fp)
 	m.fingerprint = hex.EncodeToString(sum[:8])
@@ -333,6 +338,13 @@ var keyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return 
 // maxPooledKeyBuffer bounds the buffers kept in keyBuffers, so that one
 // huge request does not pin its size in memory.
 const maxPooledKeyBuffer = 1 << 20
+
+// HeadersRead lists the request headers, by canonical name, that Key,
+// Distance and Shape read: Content-Type, which says whether a body is
+// JSON, and the headers the rules compare. A Request whose Header holds
+// only these gets the same key and the same differences as one holding
+// every header. The list is shared: do not change it.
+func (m *Matcher) HeadersRead() []string { return m.read }
 
 // Shape is the coarse form of a request (method, upstream, path) under which
 // miss diagnostics look for the closest recording.

@@ -165,3 +165,53 @@ func TestNumbers(t *testing.T) {
 		t.Errorf("two hundred 1e1000000: %v", err)
 	}
 }
+
+// A request holding only the headers HeadersRead names gets the key and the
+// differences of the request holding them all: Content-Type decides
+// whether a body is compared as JSON, and compared headers count.
+func TestHeadersRead(t *testing.T) {
+	m, err := match.New(match.Rules{Headers: []string{"x-tenant", "content-type"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.HeadersRead(), ","); got != "Content-Type,X-Tenant" {
+		t.Errorf("HeadersRead = %s, want Content-Type,X-Tenant", got)
+	}
+	plain, err := match.New(match.Rules{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := http.Header{"Content-Type": {"application/json; charset=utf-8"}, "X-Tenant": {"acme"}, "User-Agent": {"sdk/1"}, "X-Trace": {"abc"}}
+	other := &match.Request{Method: "POST", Upstream: "openai", Path: "/v1/x", Body: []byte(`{"b":1,"a":2}`),
+		Header: http.Header{"Content-Type": {"application/json"}, "X-Tenant": {"other"}}}
+	for _, m := range []*match.Matcher{m, plain} {
+		only := http.Header{}
+		for _, n := range m.HeadersRead() {
+			only[n] = full[n]
+		}
+		r := func(h http.Header) *match.Request {
+			return &match.Request{Method: "POST", Upstream: "openai", Path: "/v1/x", Body: []byte(`{"a":2, "b":1}`), Header: h}
+		}
+		k1, err1 := m.Key(r(full))
+		k2, err2 := m.Key(r(only))
+		if err1 != nil || err2 != nil || k1 != k2 {
+			t.Errorf("headers %q: key %s (%v) with every header, %s (%v) with those read", m.HeadersRead(), k1, err1, k2, err2)
+		}
+		d1, n1 := m.Distance(r(full), other, 3)
+		d2, n2 := m.Distance(r(only), other, 3)
+		if n1 != n2 || len(d1) != len(d2) {
+			t.Errorf("headers %q: differences %v (%d) with every header, %v (%d) with those read", m.HeadersRead(), d1, n1, d2, n2)
+		}
+	}
+	// Content-Type says whether a generic body must be JSON: one that is
+	// not is an error when declared so, else compared by its bytes. So the
+	// header is read.
+	g := func(h http.Header) *match.Request {
+		return &match.Request{Method: "POST", Upstream: "u", Path: "/p", Kind: "generic", Body: []byte(`{"a":`), Header: h}
+	}
+	_, declared := plain.Key(g(http.Header{"Content-Type": {"application/json"}}))
+	_, undeclared := plain.Key(g(http.Header{}))
+	if !errors.Is(declared, match.ErrMalformedJSON) || undeclared != nil {
+		t.Errorf("a broken generic body: %v declared JSON, %v not: want ErrMalformedJSON, then nil", declared, undeclared)
+	}
+}

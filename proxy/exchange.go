@@ -118,7 +118,8 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 	// with its secrets redacted. So a recording's match key is the key of
 	// the live request, whatever key-shaped strings either carried, and no
 	// secret reaches a log line or a miss message.
-	sc.header = s.redactor.HeadersInto(sc.header, r.Header)
+	// The matcher reads a few headers; only those are copied (redacted).
+	sc.header = s.redactor.HeadersOnlyInto(sc.header, r.Header, x.rules.matcher.HeadersRead())
 	x.request = match.Request{
 		Method: r.Method, Upstream: rt.name, Path: s.redactor.Path(rt.path), Query: s.redactor.Query(r.URL.RawQuery),
 		Header: sc.header, Body: s.redactor.Body(body), Kind: string(kind),
