@@ -1,12 +1,16 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // TestProbe64Conns compares builds of the server children at 64
@@ -16,6 +20,10 @@ import (
 // tree under test, e.g.
 //
 //	BENCH_PROBE=old=replay:/tmp/b0,new=replay:/tmp/b1,bare=bare:/tmp/b0 go test -run Probe64 -v .
+//
+// With BENCH_PROBE_MOCK naming a payload of the mock scenario ("2 KB
+// text, JSON", …) it sends that case's load instead, for the kinds mock
+// and mock-bare.
 //
 // It logs each child's throughput and CPU per request; BENCH_PROBE_PROFILE
 // names a directory for their CPU profiles. Without BENCH_PROBE it skips:
@@ -67,9 +75,14 @@ func TestProbe64Conns(t *testing.T) {
 		conns = n
 	}
 	body, want := requestBody(0, false), jsonResponse()
+	base := load{body: func(int) []byte { return body }, want: same(want)}
+	if payload := os.Getenv("BENCH_PROBE_MOCK"); payload != "" {
+		base = probeMockLoad(t, payload)
+	}
 	for range 6 {
 		for _, p := range ps {
-			l := load{conns: conns, dur: 700 * time.Millisecond, max: 1 << 30, body: func(int) []byte { return body }, want: same(want)}
+			l := base
+			l.conns, l.dur, l.max = conns, 700*time.Millisecond, 1<<30
 			c := newClient(conns)
 			if err := p.s.measure(l, c, &p.t); err != nil {
 				t.Fatal(err)
@@ -82,4 +95,32 @@ func TestProbe64Conns(t *testing.T) {
 		t.Logf("%-12s %7.0f req/s  server CPU %5.1f µs/req  load generator %5.1f µs/req  errors %d  alt answers %d",
 			p.s.name, n/p.t.elapsed.Seconds(), float64(p.t.cpu.Microseconds())/n, float64(p.t.genCPU.Microseconds())/n, p.t.errs, p.t.alt)
 	}
+}
+
+// probeMockLoad is the load of the mock case named payload, as
+// mockScenario sends it.
+func probeMockLoad(t *testing.T, payload string) load {
+	i := slices.IndexFunc(mockCases(), func(c mockCase) bool { return c.payload == payload })
+	if i < 0 {
+		t.Fatalf("BENCH_PROBE_MOCK: %q is no mock payload", payload)
+	}
+	cs := mockCases()[i]
+	rounds, err := mockRounds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := rounds[cs.payload]
+	want := make([][]byte, len(answers))
+	for i, a := range answers {
+		want[i] = answerID.ReplaceAll(a.body, nil)
+	}
+	conv := conversations()
+	return load{mask: maskAnswerID,
+		conversation: func() http.Header {
+			h := conv()
+			h[proxy.ScenarioHeader] = []string{cs.scenario}
+			return h
+		},
+		body: func(n int) []byte { return cs.round[n%len(cs.round)] },
+		want: func(n int) []byte { return want[n%len(want)] }}
 }
