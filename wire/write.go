@@ -348,7 +348,7 @@ func pieces(s string, chunk int) []string {
 	if chunk <= 0 {
 		return words(s)
 	}
-	var out []string
+	out := make([]string, 0, (utf8.RuneCountInString(s)+chunk-1)/chunk)
 	for len(s) > 0 {
 		end, n := 0, 0
 		for end < len(s) && n < chunk {
@@ -363,12 +363,19 @@ func pieces(s string, chunk int) []string {
 }
 
 // words cuts text the way models stream it: a piece per word, each but the
-// first carrying the spaces before it ("It", " is", " 21", " °C").
+// first carrying the spaces before it ("It", " is", " 21", " °C"). A
+// space is one byte and no byte of another character, so the text is
+// searched byte by byte, and there are at most one piece more than
+// spaces.
 func words(text string) []string {
-	var out []string
+	out := make([]string, 0, strings.Count(text, " ")+1)
 	start := 0
-	for i, r := range text {
-		if r == ' ' && i > start && text[i-1] != ' ' {
+	for i := 0; ; i++ {
+		j := strings.IndexByte(text[i:], ' ')
+		if j < 0 {
+			break
+		}
+		if i += j; i > start && text[i-1] != ' ' {
 			out = append(out, text[start:i])
 			start = i
 		}
