@@ -107,6 +107,7 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			s.mock.serve(w, r, start, rt, kind, body, se, choose)
 		}
+		sc.bodyKept = true // mock reads only the body, which it may keep
 		return
 	}
 	x := &sc.x
@@ -150,11 +151,15 @@ func (s *Server) handleProxy(w http.ResponseWriter, r *http.Request) {
 
 // dropScratch gives a request body's bytes back to the budget of bodies in
 // flight once its request is answered, and the request's scratch to the
-// next request when a recording answered it (see scratch).
+// next request when a recording answered it, or, without its body, when
+// mock did (see scratch).
 func (s *Server) dropScratch(sc *scratch, body []byte) {
 	sc.body.release()
-	if sc.x.played {
+	switch {
+	case sc.x.played:
 		s.scratches.put(sc, body)
+	case sc.bodyKept:
+		s.scratches.put(sc, nil)
 	}
 }
 

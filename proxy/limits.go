@@ -65,13 +65,18 @@ func (r *budgetReader) release() { r.b.give(r.held); r.held = 0 }
 // A scratch is the memory of a proxied request that a recording answered:
 // its exchange, its body's reader and buffer, and the map of its redacted
 // headers. Nothing holds any of it once the answer is written, so it serves
-// the next request, which then allocates none of it. (A recording, a miss
-// or a mock answer may keep parts of its request: their scratch is let go.)
+// the next request, which then allocates none of it. (A recording or a miss
+// may keep parts of its request: their scratch is let go. A mock answer
+// uses nothing of it but the body, which its conversation may keep: its
+// scratch serves the next request without the body's buffer.)
 type scratch struct {
 	x      exchange
 	body   budgetReader // its spare is the buffer of the last body
 	watch  watched      // the body's entry in the server's watch
 	header http.Header  // empty
+	// bodyKept is set when the scratch is free once answered but for the
+	// body's buffer.
+	bodyKept bool
 }
 
 // scratches keeps the scratches of answered requests for the next ones.
@@ -86,11 +91,11 @@ func (p *scratches) get() *scratch {
 }
 
 // put takes back sc, its body released, with body, the bytes read through
-// sc.body, as its spare buffer: the caller promises that nothing holds sc,
-// body or the header map any more. A buffer larger than maxBodyHint is let
+// sc.body, as its spare buffer (nil for none): the caller promises that
+// nothing holds sc, body or the header map any more. A buffer larger than maxBodyHint is let
 // go.
 func (p *scratches) put(sc *scratch, body []byte) {
-	sc.x = exchange{}
+	sc.x, sc.bodyKept = exchange{}, false
 	sc.body = budgetReader{}
 	if cap(body) <= maxBodyHint+1 {
 		sc.body.spare = body[:0]
