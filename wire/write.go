@@ -11,7 +11,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -244,7 +246,9 @@ func Write(kind Kind, a Answer, o WriteOptions) (Written, error) {
 	if err != nil {
 		return Written{}, fmt.Errorf("write %s answer: %w", kind, err)
 	}
-	return write(p, o), nil
+	written := write(p, o) // holds nothing of p
+	p.release()
+	return written, nil
 }
 
 // Answerable says whether Write can answer a request of a chat kind with
@@ -270,6 +274,38 @@ type answer struct {
 	textPieces, thinkPieces []string
 }
 
+// answers keeps the answers Write is done with: the next takes one, with
+// its stream generator, the bytes it was keyed from and its lists of
+// pieces, instead of allocating them.
+var answers = sync.Pool{New: func() any { return new(answer) }}
+
+// maxPooledPieces bounds the pieces an answer kept in answers holds room
+// for, so that one long answer does not pin its lists in memory.
+const maxPooledPieces = 4096
+
+// newAnswer returns an answer for a from answers.
+func newAnswer(a Answer) *answer {
+	p := answers.Get().(*answer)
+	text, think := p.textPieces[:0], p.thinkPieces[:0]
+	rnd := p.rnd.reset()
+	*p = answer{Answer: a, rnd: rnd, textPieces: text, thinkPieces: think}
+	return p
+}
+
+// release gives p back to answers: nothing may use it any more. What it
+// points to is cleared, so that a kept answer holds no answer's text.
+func (p *answer) release() {
+	for _, l := range []*[]string{&p.textPieces, &p.thinkPieces} {
+		clear(*l)
+		if cap(*l) > maxPooledPieces {
+			*l = nil
+		}
+	}
+	p.Answer, p.calls = Answer{}, nil
+	p.rnd.src = nil
+	answers.Put(p)
+}
+
 // call is a tool call ready to write.
 type call struct {
 	id, name string
@@ -283,7 +319,7 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 	if u := a.Usage; u.Input < 0 || u.Output < 0 || u.Reasoning < 0 || u.Reasoning > u.Output {
 		return nil, fmt.Errorf("%w: usage of %d input, %d output and %d reasoning tokens", ErrInvalidAnswer, u.Input, u.Output, u.Reasoning)
 	}
-	p := &answer{Answer: a}
+	p := newAnswer(a)
 	if len(a.ToolCalls) > 0 {
 		p.calls = make([]call, 0, len(a.ToolCalls))
 	}
@@ -293,11 +329,13 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 			args = emptyObjectJSON
 		}
 		if checkJSON(args) != nil || args[0] != '{' || !utf8.Valid(args) {
+			p.release()
 			return nil, fmt.Errorf("%w: tool call %d (%s): arguments %.80q are not a UTF-8 JSON object", ErrInvalidAnswer, i, tc.Name, args)
 		}
 		var buf bytes.Buffer
 		buf.Grow(len(args))
 		if err := json.Compact(&buf, args); err != nil {
+			p.release()
 			return nil, fmt.Errorf("%w: tool call %d (%s): arguments: %v", ErrInvalidAnswer, i, tc.Name, err)
 		}
 		p.calls = append(p.calls, call{id: tc.ID, name: tc.Name, args: string(args), compact: buf.Bytes()})
@@ -310,8 +348,8 @@ func prepare(kind Kind, a Answer, o WriteOptions) (*answer, error) {
 	}
 	p.rnd.from(kind, &p.Answer, a.Finish)
 	if o.Stream {
-		p.textPieces = pieces(a.Text, o.Chunk)
-		p.thinkPieces = pieces(a.Reasoning, o.Chunk)
+		p.textPieces = appendPieces(p.textPieces, a.Text, o.Chunk)
+		p.thinkPieces = appendPieces(p.thinkPieces, a.Reasoning, o.Chunk)
 	}
 	return p, nil
 }
@@ -341,14 +379,17 @@ func requestID(id string) string {
 }
 
 // pieces cuts s into stream pieces: chunk characters each, or words.
-func pieces(s string, chunk int) []string {
+func pieces(s string, chunk int) []string { return appendPieces(nil, s, chunk) }
+
+// appendPieces appends pieces(s, chunk) to dst, growing it at most once.
+func appendPieces(dst []string, s string, chunk int) []string {
 	if s == "" {
-		return nil
+		return dst
 	}
 	if chunk <= 0 {
-		return words(s)
+		return appendWords(dst, s)
 	}
-	out := make([]string, 0, (utf8.RuneCountInString(s)+chunk-1)/chunk)
+	dst = slices.Grow(dst, (utf8.RuneCountInString(s)+chunk-1)/chunk)
 	for len(s) > 0 {
 		end, n := 0, 0
 		for end < len(s) && n < chunk {
@@ -356,19 +397,19 @@ func pieces(s string, chunk int) []string {
 			end += size
 			n++
 		}
-		out = append(out, s[:end])
+		dst = append(dst, s[:end])
 		s = s[end:]
 	}
-	return out
+	return dst
 }
 
-// words cuts text the way models stream it: a piece per word, each but the
-// first carrying the spaces before it ("It", " is", " 21", " °C"). A
-// space is one byte and no byte of another character, so the text is
-// searched byte by byte, and there are at most one piece more than
-// spaces.
-func words(text string) []string {
-	out := make([]string, 0, strings.Count(text, " ")+1)
+// appendWords appends to dst text cut the way models stream it: a piece
+// per word, each but the first carrying the spaces before it ("It", " is",
+// " 21", " °C"). A space is one byte and no byte of another character, so
+// the text is searched byte by byte, and there is at most one piece more
+// than spaces.
+func appendWords(dst []string, text string) []string {
+	dst = slices.Grow(dst, strings.Count(text, " ")+1)
 	start := 0
 	for i := 0; ; i++ {
 		j := strings.IndexByte(text[i:], ' ')
@@ -376,14 +417,14 @@ func words(text string) []string {
 			break
 		}
 		if i += j; i > start && text[i-1] != ' ' {
-			out = append(out, text[start:i])
+			dst = append(dst, text[start:i])
 			start = i
 		}
 	}
 	if start < len(text) {
-		out = append(out, text[start:])
+		dst = append(dst, text[start:])
 	}
-	return out
+	return dst
 }
 
 // tokens cuts a JSON arguments string into tokenizer-like fragments, as
@@ -432,13 +473,30 @@ func tokens(s string) []string {
 // the answer's content. It stands in for what providers randomise, so that
 // the same answer always gives the same bytes.
 type prng struct {
-	// gen is nil until the first draw keys it; until then src, kind and
-	// finish are what it is keyed from (see from): an answer that draws
-	// nothing, as most that do not stream, never hashes its content.
+	// gen is nil until the first draw keys it (it is then &state); until
+	// then src, kind and finish are what it is keyed from (see from): an
+	// answer that draws nothing, as most that do not stream, never hashes
+	// its content.
 	gen    *rand.ChaCha8
+	state  rand.ChaCha8
 	kind   Kind
 	src    *Answer
 	finish Finish
+	// keyed is the memory of the bytes gen was keyed from, for the next
+	// keying.
+	keyed []byte
+}
+
+// maxKeptKeying bounds the memory a prng keeps for the next keying.
+const maxKeptKeying = 64 << 10
+
+// reset returns r unkeyed, keeping its memory (not its state's value).
+func (r *prng) reset() prng {
+	keyed := r.keyed[:0]
+	if cap(keyed) > maxKeptKeying {
+		keyed = nil
+	}
+	return prng{keyed: keyed}
 }
 
 // from makes r seed itself, on its first draw, from kind and the answer
@@ -460,7 +518,7 @@ func (r *prng) seed(kind Kind, a Answer) {
 		size += len(c.ID) + len(c.Name) + len(c.Arguments)
 	}
 	size += len(a.Finish)
-	b := make([]byte, 0, size)
+	b := slices.Grow(r.keyed[:0], size)
 	field := func(s string) {
 		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
 		b = append(b, s...)
@@ -475,7 +533,9 @@ func (r *prng) seed(kind Kind, a Answer) {
 		b = append(b, c.Arguments...)
 	}
 	field(string(a.Finish))
-	r.gen = rand.NewChaCha8(sha256.Sum256(b))
+	r.keyed = b
+	r.state.Seed(sha256.Sum256(b))
+	r.gen = &r.state
 }
 
 // next returns the stream's next 64 bits.
