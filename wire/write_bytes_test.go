@@ -23,7 +23,11 @@ func TestWriteBytes(t *testing.T) {
 	invoke := `{"anthropic_version":"bedrock-2023-05-31","max_tokens":64,"messages":[{"role":"user","content":"Weather in Paris?"}]}`
 	cases := append(forms(),
 		form{"bedrock-invoke/json", wire.KindBedrockInvoke, wire.WriteOptions{Request: []byte(invoke)}},
-		form{"bedrock-invoke/stream", wire.KindBedrockInvoke, wire.WriteOptions{Stream: true, Request: []byte(invoke)}})
+		form{"bedrock-invoke/stream", wire.KindBedrockInvoke, wire.WriteOptions{Stream: true, Request: []byte(invoke)}},
+		// What an OpenAI chat stream is by default: padded, without the
+		// usage chunk; and with neither.
+		form{"openai-chat/stream-default", wire.KindOpenAIChat, wire.WriteOptions{Stream: true, Obfuscation: true}},
+		form{"openai-chat/stream-plain", wire.KindOpenAIChat, wire.WriteOptions{Stream: true}})
 	for _, f := range cases {
 		t.Run(f.name, func(t *testing.T) {
 			w, err := wire.Write(f.kind, a, f.opts)
