@@ -165,14 +165,14 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	// An event is its head, then for a choice its delta (start, the
 	// members, choice) and the rest (end).
 	end := func(usage bool) {
-		w.b = append(w.b, ']')
-		if o.IncludeUsage {
-			w.b = append(w.b, `,"usage":`...)
-			if usage {
-				chatUsage(&w, a)
-			} else {
-				w.Null()
-			}
+		switch {
+		case !o.IncludeUsage:
+			w.b = append(w.b, ']')
+		case usage:
+			w.b = append(w.b, `],"usage":`...)
+			chatUsage(&w, a)
+		default:
+			w.b = append(w.b, `],"usage":null`...)
 		}
 		if o.Obfuscation {
 			w.b = append(w.b, `,"obfuscation":"`...) // letters and digits need no escape
@@ -212,15 +212,22 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	}
 	w.K("refusal").Null()
 	choice("")
+	// Most events carry a piece of text: laid out in runs of constant
+	// bytes, without w's bookkeeping (the bytes start, K, Str and choice
+	// would write).
+	piece := func(key, p string) {
+		w.b = append(w.b, head...)
+		w.b = append(w.b, `{"index":0,"delta":{`...)
+		w.b = append(w.b, key...)
+		w.b = appendString(w.b, p)
+		w.b = append(w.b, `},"logprobs":null,"finish_reason":null}`...)
+		end(false)
+	}
 	for _, p := range a.thinkPieces {
-		start()
-		w.K("reasoning_content").Str(p)
-		choice("")
+		piece(`"reasoning_content":`, p)
 	}
 	for _, p := range a.textPieces {
-		start()
-		w.K("content").Str(p)
-		choice("")
+		piece(`"content":`, p)
 	}
 	for i := range a.calls {
 		if i > 0 || !merged {
