@@ -13,9 +13,10 @@ import (
 	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
-// maxDepth bounds the nesting of any JSON document this package reads, so
-// that hostile input cannot exhaust the stack of gjson's recursive validator.
-const maxDepth = 10000
+// maxDepth bounds the nesting of any JSON document this package reads
+// (checkJSON's check, encoding/json's limit), so that hostile input cannot
+// exhaust the stack of gjson's recursive walks.
+const maxDepth = jsonvalue.ValidMaxDepth
 
 // checkJSON returns nil if b is one valid JSON value, or a description of the
 // first problem (the caller wraps it in ErrMalformed).
@@ -23,11 +24,11 @@ func checkJSON(b []byte) error {
 	if len(b) == 0 {
 		return errors.New("empty body")
 	}
+	if jsonvalue.Valid(b) { // in one pass, whatever its depth
+		return nil
+	}
 	if d, at := depth(b); d > maxDepth {
 		return fmt.Errorf("byte %d: nesting deeper than %d", at, maxDepth)
-	}
-	if gjson.ValidBytes(b) {
-		return nil
 	}
 	var raw json.RawMessage
 	err := json.Unmarshal(b, &raw)

@@ -739,7 +739,9 @@ func (sc *scanner) number(emit bool) bool {
 	return true
 }
 
-func digitsEnd(s string, i int) int {
+// digitsEnd returns the offset of the first byte at or after i that is not
+// a decimal digit.
+func digitsEnd[T ~string | ~[]byte](s T, i int) int {
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
