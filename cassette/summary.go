@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 	"github.com/llmproxy/llmproxy/mcp"
 	"github.com/llmproxy/llmproxy/wire"
 )
@@ -103,7 +104,7 @@ func rawJSON(b []byte, empty string) json.RawMessage {
 	switch {
 	case len(b) == 0:
 		return json.RawMessage(empty)
-	case json.Valid(b):
+	case jsonvalue.Valid(b):
 		return json.RawMessage(b)
 	}
 	q, _ := json.Marshal(string(b))

@@ -44,7 +44,7 @@ func sentOutput(kind wire.Kind, r wire.ToolResult, want []byte) bool {
 // true, and reports whether it did.
 func eachOutput(kind wire.Kind, r wire.ToolResult, fn func(o []byte) bool) bool {
 	if o, shape, err := r.Output(kind); err == nil {
-		if json.Valid(o) && fn(o) {
+		if jsonvalue.Valid(o) && fn(o) {
 			return true
 		}
 		if shape == wire.ShapeString || shape == wire.ShapeTextBlock || shape == wire.ShapeOutputString {

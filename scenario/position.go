@@ -3,7 +3,6 @@ package scenario
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"hash/maphash"
 	"maps"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -621,7 +621,7 @@ func (e *Engine) derivesJSON(c *conversation, j *JSONAnswer, w *written, d *deri
 	if len(w.calls) == 0 {
 		return nil, w.text == textKey(string(value))
 	}
-	if w.text != "" || len(w.calls) != 1 || !json.Valid(value) {
+	if w.text != "" || len(w.calls) != 1 || !jsonvalue.Valid(value) {
 		return nil, false
 	}
 	calls := []ccall{{name: w.calls[0].Name, args: canonicalArgs(value)}}
