@@ -81,12 +81,36 @@ func TestWriteBuffer(t *testing.T) {
 			}
 		}
 	}
-	w, err := Write(KindAnthropicMessages, a, WriteOptions{Stream: true, Buffer: make([]byte, 0, 64<<10)})
+	// Anthropic's stream is laid out in one buffer too, its events side by
+	// side; its whole body is not.
+	o := WriteOptions{Stream: true}
+	want, err := Write(KindAnthropicMessages, a, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if joined, ok := want.JoinedPrefix(len(want.Events)); !ok || !bytes.Equal(joined, want.Bytes()) {
+		t.Error("the Anthropic stream's events are not side by side in its buffer")
+	}
+	big := bytes.Repeat([]byte{'x'}, 64<<10)
+	for _, buf := range [][]byte{big, make([]byte, 0, 8)} {
+		o.Buffer = buf
+		got, err := Write(KindAnthropicMessages, a, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("Anthropic stream, buffer of %d bytes: %q, want %q", cap(buf), got.Bytes(), want.Bytes())
+		}
+		if used := &got.Buffer()[:1][0] == &buf[:1][0]; used != (cap(buf) == len(big)) {
+			t.Errorf("Anthropic stream, buffer of %d bytes: used %v", cap(buf), used)
+		}
+	}
+	w, err := Write(KindAnthropicMessages, a, WriteOptions{Buffer: big})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.Buffer() != nil {
-		t.Error("the Anthropic writer returned a buffer it does not lay answers out in")
+		t.Error("the Anthropic writer returned a buffer it does not lay a whole answer out in")
 	}
 }
 

@@ -52,12 +52,12 @@ type WriteOptions struct {
 	// and Node SDKs ask for it by default).
 	Base64 bool
 	// Buffer, when not nil, is memory the writer may lay the answer out
-	// in (OpenAI chat for now), overwriting it, when its capacity is
+	// in (OpenAI chat; Anthropic's stream), overwriting it, when its capacity is
 	// enough: a server passes the Written.Buffer of an answer it no longer
 	// uses, so that answers do not each allocate theirs.
 	Buffer []byte
 	// EventBuffer, when not nil, is memory the writer may lay the list of
-	// a stream's events out in (OpenAI chat for now), overwriting it, when
+	// a stream's events out in (OpenAI chat, Anthropic), overwriting it, when
 	// its capacity is enough: a server passes the Written.Events of an
 	// answer it no longer uses, as it does Buffer.
 	EventBuffer []Event

@@ -48,7 +48,8 @@ func writeAnthropic(a *answer, o WriteOptions) Written {
 		sig = a.rnd.base64(96)
 	}
 	if o.Stream {
-		return Written{Status: http.StatusOK, Header: anthropicHeader(anthropicStream, a.ID), Events: anthropicEvents(a, sig, false)}
+		evs, joined := anthropicEvents(a, sig, false, o)
+		return Written{Status: http.StatusOK, Header: anthropicHeader(anthropicStream, a.ID), Events: evs, joined: joined, buffer: joined}
 	}
 	w := &jsonw{}
 	anthropicMessage(w, a)
@@ -114,75 +115,91 @@ func toolUse(w *jsonw, c call, input []byte) {
 		End()
 }
 
-// anthropicEvents writes the stream events. onBedrock writes them as
-// Anthropic on Bedrock streams them (writeInvoke frames each event's Data):
-// unpadded, without the ping, and with amazon-bedrock-invocationMetrics in
+// anthropicEvents writes the stream events, side by side in one buffer
+// (the second result; from o.Buffer when it has room), their list in
+// o.EventBuffer when it has room. onBedrock writes them as Anthropic on
+// Bedrock streams them (writeInvoke frames each event's Data): unpadded,
+// without the ping, and with amazon-bedrock-invocationMetrics in
 // message_stop.
-func anthropicEvents(a *answer, sig string, onBedrock bool) []Event {
-	var evs []Event
-	emit := func(name string, doc []byte) {
-		if !onBedrock {
-			doc = padded(doc, a.rnd.between(0, 15))
+func anthropicEvents(a *answer, sig string, onBedrock bool, o WriteOptions) ([]Event, []byte) {
+	size, n := 1200, 8
+	for _, ps := range [][]string{a.thinkPieces, a.textPieces} {
+		for _, p := range ps {
+			size += len(p) + 140 // the event's name, members and padding, at most
 		}
-		evs = append(evs, sseNamed(name, doc))
+		n += len(ps)
 	}
-	w := &jsonw{}
-	w.Obj().K("type").Str("message_start").K("message")
-	anthropicMessage(w, a)
+	for _, c := range a.calls {
+		size += 3*len(c.compact) + 600
+	}
+	s := namedSSE{b: o.buffer(size), marks: make([]namedMark, 0, n)}
+	// w lays out each event's document, in memory that serves them all.
+	var w jsonw
+	doc := func() *jsonw {
+		w.b, w.closers, w.started, w.afterKey = w.b[:0], w.closers[:0], w.started[:0], false
+		return &w
+	}
+	emit := func(name string, doc []byte) {
+		pad := 0
+		if !onBedrock {
+			pad = a.rnd.between(0, 15)
+		}
+		s.event(name, doc, pad)
+	}
+	doc().Obj().K("type").Str("message_start").K("message")
+	anthropicMessage(&w, a)
 	w.K("content").Raw(emptyArrayJSON)
-	anthropicMessageEnd(w, a, false)
+	anthropicMessageEnd(&w, a, false)
 	emit("message_start", w.End().Bytes())
 
 	index := 0
-	block := func(start func(w *jsonw), deltas []func(w *jsonw)) {
-		w := &jsonw{}
-		w.Obj().K("type").Str("content_block_start").K("index").Int(int64(index)).K("content_block")
-		start(w)
+	blockStart := func(start func(w *jsonw)) {
+		doc().Obj().K("type").Str("content_block_start").K("index").Int(int64(index)).K("content_block")
+		start(&w)
 		emit("content_block_start", w.End().Bytes())
 		if index == 0 && !onBedrock {
-			evs = append(evs, anthropicPing())
+			s.event("ping", anthropicPingData, 0)
 		}
-		for _, d := range deltas {
-			w := &jsonw{}
-			w.Obj().K("type").Str("content_block_delta").K("index").Int(int64(index)).K("delta")
-			d(w)
-			emit("content_block_delta", w.End().Bytes())
-		}
-		w = &jsonw{}
-		emit("content_block_stop", w.Obj().K("type").Str("content_block_stop").K("index").Int(int64(index)).End().Bytes())
-		index++
 	}
-	delta := func(typ, key, v string) func(w *jsonw) {
-		return func(w *jsonw) { w.Obj().K("type").Str(typ).K(key).Str(v).End() }
+	delta := func(typ, key, v string) {
+		doc().Obj().K("type").Str("content_block_delta").K("index").Int(int64(index)).K("delta").
+			Obj().K("type").Str(typ).K(key).Str(v).End()
+		emit("content_block_delta", w.End().Bytes())
+	}
+	blockStop := func() {
+		emit("content_block_stop", doc().Obj().K("type").Str("content_block_stop").K("index").Int(int64(index)).End().Bytes())
+		index++
 	}
 
 	if a.Reasoning != "" {
-		var ds []func(w *jsonw)
-		for _, p := range a.thinkPieces {
-			ds = append(ds, delta("thinking_delta", "thinking", p))
-		}
-		ds = append(ds, delta("signature_delta", "signature", sig))
-		block(func(w *jsonw) {
+		blockStart(func(w *jsonw) {
 			w.Obj().K("type").Str("thinking").K("thinking").Str("").K("signature").Str("").End()
-		}, ds)
+		})
+		for _, p := range a.thinkPieces {
+			delta("thinking_delta", "thinking", p)
+		}
+		delta("signature_delta", "signature", sig)
+		blockStop()
 	}
 	if a.Text != "" || len(a.calls) == 0 && a.Reasoning == "" {
-		var ds []func(w *jsonw)
+		blockStart(func(w *jsonw) { w.Obj().K("type").Str("text").K("text").Str("").End() })
 		for _, p := range a.textPieces {
-			ds = append(ds, delta("text_delta", "text", p))
+			delta("text_delta", "text", p)
 		}
-		block(func(w *jsonw) { w.Obj().K("type").Str("text").K("text").Str("").End() }, ds)
+		blockStop()
 	}
 	for _, c := range a.calls {
-		ds := []func(w *jsonw){delta("input_json_delta", "partial_json", "")}
-		for _, frag := range anthropicFragments(string(c.compact), &a.rnd) {
-			ds = append(ds, delta("input_json_delta", "partial_json", frag))
+		// The fragments draw from a.rnd before the block's events do.
+		frags := anthropicFragments(string(c.compact), &a.rnd)
+		blockStart(func(w *jsonw) { toolUse(w, c, emptyObjectJSON) })
+		delta("input_json_delta", "partial_json", "")
+		for _, frag := range frags {
+			delta("input_json_delta", "partial_json", frag)
 		}
-		block(func(w *jsonw) { toolUse(w, c, emptyObjectJSON) }, ds)
+		blockStop()
 	}
 
-	w = &jsonw{}
-	w.Obj().K("type").Str("message_delta").
+	doc().Obj().K("type").Str("message_delta").
 		K("delta").Obj().
 		K("stop_reason").Str(anthropicStop(a.Finish)).
 		K("stop_sequence").Null().
@@ -195,21 +212,68 @@ func anthropicEvents(a *answer, sig string, onBedrock bool) []Event {
 	emit("message_delta", w.End().Bytes())
 	if !onBedrock {
 		emit("message_stop", []byte(`{"type":"message_stop"}`))
-		return evs
+		return s.events(o.EventBuffer), s.b
 	}
-	w = &jsonw{}
-	w.Obj().K("type").Str("message_stop").K("amazon-bedrock-invocationMetrics").Obj().
+	doc().Obj().K("type").Str("message_stop").K("amazon-bedrock-invocationMetrics").Obj().
 		K("inputTokenCount").Int(int64(a.Usage.Input)).
 		K("outputTokenCount").Int(int64(a.Usage.Output)).
 		K("invocationLatency").Int(0).
 		K("firstByteLatency").Int(0).End()
 	emit("message_stop", w.End().Bytes())
+	return s.events(o.EventBuffer), s.b
+}
+
+// namedSSE lays named SSE events out side by side in one buffer.
+type namedSSE struct {
+	b     []byte
+	marks []namedMark
+}
+
+// namedMark is where an event lies in namedSSE.b.
+type namedMark struct {
+	name                 string
+	start, data, dataEnd int
+}
+
+// event appends the event name with doc as its data, pad spaces inserted
+// before doc's last byte (as Anthropic pads its events, `{"type":"…"   }`).
+func (s *namedSSE) event(name string, doc []byte, pad int) {
+	m := namedMark{name: name, start: len(s.b)}
+	s.b = append(s.b, "event: "...)
+	s.b = append(s.b, name...)
+	s.b = append(s.b, "\ndata: "...)
+	m.data = len(s.b)
+	s.b = append(s.b, doc[:len(doc)-1]...)
+	for range pad {
+		s.b = append(s.b, ' ')
+	}
+	s.b = append(s.b, doc[len(doc)-1])
+	m.dataEnd = len(s.b)
+	s.b = append(s.b, "\n\n"...)
+	s.marks = append(s.marks, m)
+}
+
+// events cuts the events from s.b, in into when it has room for them.
+func (s *namedSSE) events(into []Event) []Event {
+	var evs []Event
+	if cap(into) >= len(s.marks) {
+		evs = into[:len(s.marks)]
+	} else {
+		evs = make([]Event, len(s.marks))
+	}
+	for i, m := range s.marks {
+		end := len(s.b)
+		if i+1 < len(s.marks) {
+			end = s.marks[i+1].start
+		}
+		evs[i] = Event{Raw: s.b[m.start:end:end], Name: m.name, Data: s.b[m.data:m.dataEnd:m.dataEnd]}
+	}
 	return evs
 }
 
-// anthropicPing is the ping event, unpadded and spaced as Anthropic sends
-// it.
-func anthropicPing() Event { return sseNamed("ping", []byte(`{"type": "ping"}`)) }
+// anthropicPingData is the data of the ping event, unpadded and spaced as
+// Anthropic sends it.
+var anthropicPingData = []byte(`{"type": "ping"}`)
 
 // anthropicFragments cuts the arguments JSON into input_json_delta
 // fragments as Anthropic streams them: the first up to the first colon,

@@ -210,8 +210,9 @@ func writeInvokeAnthropic(a *answer, o WriteOptions) Written {
 	if a.Reasoning != "" {
 		sig = a.rnd.base64(96)
 	}
-	var docs [][]byte
-	for _, ev := range anthropicEvents(a, sig, true) {
+	evs, _ := anthropicEvents(a, sig, true, WriteOptions{})
+	docs := make([][]byte, 0, len(evs))
+	for _, ev := range evs {
 		docs = append(docs, ev.Data)
 	}
 	return invokeStream(a, docs)
