@@ -83,47 +83,114 @@ func writeGemini(a *answer, o WriteOptions) Written {
 			parts = append(parts, geminiPart{text: a.Text})
 		}
 		parts = append(parts, callParts...)
-		body := append(indented(geminiChunk(a, parts, finish), "  "), '\n')
+		body := append(indented(geminiChunk(&jsonw{}, a, parts, finish), "  "), '\n')
 		return Written{Status: http.StatusOK, Header: header(geminiJSON), Body: body}
 	}
 
-	var chunks [][]geminiPart
-	for _, p := range a.thinkPieces {
-		chunks = append(chunks, []geminiPart{{text: p, thought: true}})
-	}
-	for _, p := range a.textPieces {
-		chunks = append(chunks, []geminiPart{{text: p}})
-	}
+	// A chunk per thought and text piece, the calls in one, then, after
+	// calls or thoughts (or for nothing), one with an empty text part.
+	pieces := len(a.thinkPieces) + len(a.textPieces)
+	n := pieces
 	if len(callParts) > 0 {
-		chunks = append(chunks, callParts)
+		n++
 	}
-	if n := len(chunks); n == 0 || chunks[n-1][0].call != nil || chunks[n-1][0].thought {
-		chunks = append(chunks, []geminiPart{{}})
+	if n == 0 || len(callParts) > 0 || len(a.textPieces) == 0 && len(a.thinkPieces) > 0 {
+		n++
 	}
-	var evs []Event
-	for i, parts := range chunks {
+	var one [1]geminiPart
+	parts := func(i int) []geminiPart {
+		switch {
+		case i < len(a.thinkPieces):
+			one[0] = geminiPart{text: a.thinkPieces[i], thought: true}
+		case i < pieces:
+			one[0] = geminiPart{text: a.textPieces[i-len(a.thinkPieces)]}
+		case i == pieces && len(callParts) > 0:
+			return callParts
+		default:
+			one[0] = geminiPart{}
+		}
+		return one[:]
+	}
+	// The chunks are laid out side by side in one buffer, each document
+	// in memory that serves them all.
+	per := 300 // a chunk in Google's spacing, beside its parts
+	if o.JSONArray {
+		per = 460 // indented
+	}
+	size := (n + 1) * (per + len(a.ID) + len(a.Model))
+	for _, ps := range [][]string{a.thinkPieces, a.textPieces} {
+		for _, p := range ps {
+			size += 2 * len(p)
+		}
+	}
+	for _, c := range a.calls {
+		size += 300 + 2*len(c.compact) + len(sig)
+	}
+	b := o.buffer(size)
+	marks := make([]dataMark, 0, n+1)
+	var w jsonw
+	for i := range n {
 		f := ""
-		if i == len(chunks)-1 {
+		if i == n-1 {
 			f = finish
 		}
-		doc := geminiChunk(a, parts, f)
+		w.b, w.closers, w.started, w.afterKey = w.b[:0], w.closers[:0], w.started[:0], false
+		doc := geminiChunk(&w, a, parts(i), f)
+		m := dataMark{start: len(b)}
 		if o.JSONArray {
-			evs = append(evs, arrayElement(i, indented(doc, "  ")))
+			b = append(b, arrayLead(i)...)
+			m.data = len(b)
+			b = appendIndented(b, doc, "  ")
+			m.dataEnd = len(b)
+			b = append(b, '\n')
 		} else {
-			evs = append(evs, sseDataCRLF(googleSpaced(doc)))
+			b = append(b, "data: "...)
+			m.data = len(b)
+			b = appendGoogleSpaced(b, doc)
+			m.dataEnd = len(b)
+			b = append(b, "\r\n\r\n"...)
 		}
+		marks = append(marks, m)
 	}
+	h := header(geminiStream)
 	if o.JSONArray {
-		evs = append(evs, Event{Raw: []byte("]")})
-		return Written{Status: http.StatusOK, Header: header(geminiJSON), Events: evs}
+		marks = append(marks, dataMark{start: len(b), data: -1})
+		b = append(b, ']')
+		h = header(geminiJSON)
 	}
-	return Written{Status: http.StatusOK, Header: header(geminiStream), Events: evs}
+	return Written{Status: http.StatusOK, Header: h, Events: dataEvents(b, marks, o.EventBuffer), joined: b, buffer: b}
 }
 
-// geminiChunk writes one GenerateContentResponse with the given parts and
-// finishReason ("" for none).
-func geminiChunk(a *answer, parts []geminiPart, finish string) []byte {
-	w := &jsonw{}
+// dataMark is where an event lies in a buffer of events side by side: it
+// starts at start, its data is [data, dataEnd) (data -1: it has none),
+// and it ends where the next starts.
+type dataMark struct{ start, data, dataEnd int }
+
+// dataEvents cuts the events marks mark from buf, in into when it has room
+// for them.
+func dataEvents(buf []byte, marks []dataMark, into []Event) []Event {
+	var evs []Event
+	if cap(into) >= len(marks) {
+		evs = into[:len(marks)]
+	} else {
+		evs = make([]Event, len(marks))
+	}
+	for i, m := range marks {
+		end := len(buf)
+		if i+1 < len(marks) {
+			end = marks[i+1].start
+		}
+		evs[i] = Event{Raw: buf[m.start:end:end]}
+		if m.data >= 0 {
+			evs[i].Data = buf[m.data:m.dataEnd:m.dataEnd]
+		}
+	}
+	return evs
+}
+
+// geminiChunk writes into w, empty, one GenerateContentResponse with the
+// given parts and finishReason ("" for none), and returns it.
+func geminiChunk(w *jsonw, a *answer, parts []geminiPart, finish string) []byte {
 	w.Obj().K("candidates").Arr().Obj().
 		K("content").Obj().K("parts").Arr()
 	for _, p := range parts {
@@ -162,16 +229,12 @@ func sseDataCRLF(doc []byte) Event {
 	return Event{Raw: raw, Data: raw[6 : 6+len(doc) : 6+len(doc)]}
 }
 
-// arrayElement is the i-th piece of a streamed JSON array: "[" or ",\r\n",
-// the element, and a newline; the closing "]" is a piece of its own.
-func arrayElement(i int, doc []byte) Event {
-	lead := ",\r\n"
+// arrayLead is what comes before the i-th element of a streamed JSON
+// array: "[" or ",\r\n"; an element ends with a newline, and the closing
+// "]" is a piece of its own.
+func arrayLead(i int) string {
 	if i == 0 {
-		lead = "["
+		return "["
 	}
-	raw := make([]byte, 0, len(lead)+len(doc)+1)
-	raw = append(raw, lead...)
-	raw = append(raw, doc...)
-	raw = append(raw, '\n')
-	return Event{Raw: raw, Data: raw[len(lead) : len(lead)+len(doc) : len(lead)+len(doc)]}
+	return ",\r\n"
 }

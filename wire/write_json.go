@@ -149,15 +149,22 @@ var (
 // document with white space outside its strings goes through json.Indent,
 // which keeps one it refuses as it is.
 func indented(doc []byte, in string) []byte {
-	if out, ok := indentCompact(make([]byte, 0, len(doc)+len(doc)/2), doc, in); ok {
+	return appendIndented(make([]byte, 0, len(doc)+len(doc)/2), doc, in)
+}
+
+// appendIndented appends indented(doc, in) to dst, which must not overlap
+// doc.
+func appendIndented(dst, doc []byte, in string) []byte {
+	n := len(dst)
+	if out, ok := indentCompact(dst, doc, in); ok {
 		return out
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(doc) + len(doc)/2)
 	if err := json.Indent(&buf, doc, "", in); err != nil {
-		return doc
+		return append(dst[:n], doc...)
 	}
-	return buf.Bytes()
+	return append(dst[:n], buf.Bytes()...)
 }
 
 // indentCompact lays out a compact document as json.Indent does: each
@@ -231,7 +238,11 @@ func stringEnd(doc []byte, i int) int {
 // alone: the layout of Gemini's alt=sse events
 // (`{"candidates": [{"content": {"parts": [{"text": "Hi"}]` …).
 func googleSpaced(doc []byte) []byte {
-	out := make([]byte, 0, len(doc)+len(doc)/8)
+	return appendGoogleSpaced(make([]byte, 0, len(doc)+len(doc)/8), doc)
+}
+
+// appendGoogleSpaced appends googleSpaced(doc) to out.
+func appendGoogleSpaced(out, doc []byte) []byte {
 	inString, escaped := false, false
 	for _, c := range doc {
 		out = append(out, c)
