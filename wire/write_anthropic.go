@@ -132,11 +132,11 @@ func anthropicEvents(a *answer, sig string, onBedrock bool, o WriteOptions) ([]E
 	for _, c := range a.calls {
 		size += 3*len(c.compact) + 600
 	}
-	s := namedSSE{b: o.buffer(size), marks: make([]namedMark, 0, n)}
+	s := namedSSE{b: o.buffer(size), marks: make([]mark, 0, n)}
 	// w lays out each event's document, in memory that serves them all.
 	var w jsonw
 	doc := func() *jsonw {
-		w.b, w.closers, w.started, w.afterKey = w.b[:0], w.closers[:0], w.started[:0], false
+		w.reset()
 		return &w
 	}
 	emit := func(name string, doc []byte) {
@@ -221,54 +221,6 @@ func anthropicEvents(a *answer, sig string, onBedrock bool, o WriteOptions) ([]E
 		K("firstByteLatency").Int(0).End()
 	emit("message_stop", w.End().Bytes())
 	return s.events(o.EventBuffer), s.b
-}
-
-// namedSSE lays named SSE events out side by side in one buffer.
-type namedSSE struct {
-	b     []byte
-	marks []namedMark
-}
-
-// namedMark is where an event lies in namedSSE.b.
-type namedMark struct {
-	name                 string
-	start, data, dataEnd int
-}
-
-// event appends the event name with doc as its data, pad spaces inserted
-// before doc's last byte (as Anthropic pads its events, `{"type":"…"   }`).
-func (s *namedSSE) event(name string, doc []byte, pad int) {
-	m := namedMark{name: name, start: len(s.b)}
-	s.b = append(s.b, "event: "...)
-	s.b = append(s.b, name...)
-	s.b = append(s.b, "\ndata: "...)
-	m.data = len(s.b)
-	s.b = append(s.b, doc[:len(doc)-1]...)
-	for range pad {
-		s.b = append(s.b, ' ')
-	}
-	s.b = append(s.b, doc[len(doc)-1])
-	m.dataEnd = len(s.b)
-	s.b = append(s.b, "\n\n"...)
-	s.marks = append(s.marks, m)
-}
-
-// events cuts the events from s.b, in into when it has room for them.
-func (s *namedSSE) events(into []Event) []Event {
-	var evs []Event
-	if cap(into) >= len(s.marks) {
-		evs = into[:len(s.marks)]
-	} else {
-		evs = make([]Event, len(s.marks))
-	}
-	for i, m := range s.marks {
-		end := len(s.b)
-		if i+1 < len(s.marks) {
-			end = s.marks[i+1].start
-		}
-		evs[i] = Event{Raw: s.b[m.start:end:end], Name: m.name, Data: s.b[m.data:m.dataEnd:m.dataEnd]}
-	}
-	return evs
 }
 
 // anthropicPingData is the data of the ping event, unpadded and spaced as

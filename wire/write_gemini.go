@@ -127,16 +127,16 @@ func writeGemini(a *answer, o WriteOptions) Written {
 		size += 300 + 2*len(c.compact) + len(sig)
 	}
 	b := o.buffer(size)
-	marks := make([]dataMark, 0, n+1)
+	marks := make([]mark, 0, n+1)
 	var w jsonw
 	for i := range n {
 		f := ""
 		if i == n-1 {
 			f = finish
 		}
-		w.b, w.closers, w.started, w.afterKey = w.b[:0], w.closers[:0], w.started[:0], false
+		w.reset()
 		doc := geminiChunk(&w, a, parts(i), f)
-		m := dataMark{start: len(b)}
+		m := mark{start: len(b)}
 		if o.JSONArray {
 			b = append(b, arrayLead(i)...)
 			m.data = len(b)
@@ -154,38 +154,11 @@ func writeGemini(a *answer, o WriteOptions) Written {
 	}
 	h := header(geminiStream)
 	if o.JSONArray {
-		marks = append(marks, dataMark{start: len(b), data: -1})
+		marks = append(marks, mark{start: len(b), data: -1})
 		b = append(b, ']')
 		h = header(geminiJSON)
 	}
-	return Written{Status: http.StatusOK, Header: h, Events: dataEvents(b, marks, o.EventBuffer), joined: b, buffer: b}
-}
-
-// dataMark is where an event lies in a buffer of events side by side: it
-// starts at start, its data is [data, dataEnd) (data -1: it has none),
-// and it ends where the next starts.
-type dataMark struct{ start, data, dataEnd int }
-
-// dataEvents cuts the events marks mark from buf, in into when it has room
-// for them.
-func dataEvents(buf []byte, marks []dataMark, into []Event) []Event {
-	var evs []Event
-	if cap(into) >= len(marks) {
-		evs = into[:len(marks)]
-	} else {
-		evs = make([]Event, len(marks))
-	}
-	for i, m := range marks {
-		end := len(buf)
-		if i+1 < len(marks) {
-			end = marks[i+1].start
-		}
-		evs[i] = Event{Raw: buf[m.start:end:end]}
-		if m.data >= 0 {
-			evs[i].Data = buf[m.data:m.dataEnd:m.dataEnd]
-		}
-	}
-	return evs
+	return Written{Status: http.StatusOK, Header: h, Events: cutEvents(b, marks, o.EventBuffer), joined: b, buffer: b}
 }
 
 // geminiChunk writes into w, empty, one GenerateContentResponse with the

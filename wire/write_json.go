@@ -23,6 +23,11 @@ type jsonw struct {
 	indent string
 }
 
+// reset empties w for another document, keeping its memory.
+func (w *jsonw) reset() {
+	w.b, w.closers, w.started, w.afterKey = w.b[:0], w.closers[:0], w.started[:0], false
+}
+
 // value writes the separator a new value needs.
 func (w *jsonw) value() {
 	if w.afterKey {

@@ -253,46 +253,6 @@ func chatStream(a *answer, o WriteOptions) (evs []Event, joined []byte) {
 	return sseDataEvents(w.b, ends, o.EventBuffer), w.b
 }
 
-// sseDataEvents cuts data-only SSE events from buf, each ending at its
-// offset in ends and starting where the one before ended; the list is laid
-// out in into when it holds them all.
-func sseDataEvents(buf []byte, ends []int, into []Event) []Event {
-	var evs []Event
-	if cap(into) >= len(ends) {
-		evs = into[:len(ends)]
-	} else {
-		evs = make([]Event, len(ends))
-	}
-	start := 0
-	for i, end := range ends {
-		raw := buf[start:end:end]
-		evs[i] = Event{Raw: raw, Data: raw[len("data: ") : len(raw)-2 : len(raw)-2]}
-		start = end
-	}
-	return evs
-}
-
-// sseData frames a data-only SSE event as OpenAI chat does.
-func sseData(doc []byte) Event {
-	raw := make([]byte, 0, len(doc)+8)
-	raw = append(raw, "data: "...)
-	raw = append(raw, doc...)
-	raw = append(raw, "\n\n"...)
-	return Event{Raw: raw, Data: raw[6 : 6+len(doc) : 6+len(doc)]}
-}
-
-// sseNamed frames an SSE event with its name (Responses, Anthropic).
-func sseNamed(name string, doc []byte) Event {
-	raw := make([]byte, 0, len(name)+len(doc)+16)
-	raw = append(raw, "event: "...)
-	raw = append(raw, name...)
-	raw = append(raw, "\ndata: "...)
-	start := len(raw)
-	raw = append(raw, doc...)
-	raw = append(raw, "\n\n"...)
-	return Event{Raw: raw, Name: name, Data: raw[start : start+len(doc) : start+len(doc)]}
-}
-
 // writeEmbeddings writes an OpenAI embeddings list holding the answer's
 // vector, indented by two spaces with a final newline as OpenAI sends it;
 // usage counts the input tokens.
