@@ -27,7 +27,8 @@ func TestWriteBytes(t *testing.T) {
 		// What an OpenAI chat stream is by default: padded, without the
 		// usage chunk; and with neither.
 		form{"openai-chat/stream-default", wire.KindOpenAIChat, wire.WriteOptions{Stream: true, Obfuscation: true}},
-		form{"openai-chat/stream-plain", wire.KindOpenAIChat, wire.WriteOptions{Stream: true}})
+		form{"openai-chat/stream-plain", wire.KindOpenAIChat, wire.WriteOptions{Stream: true}},
+		form{"openai-responses/stream-plain", wire.KindOpenAIResponses, wire.WriteOptions{Stream: true}})
 	for _, f := range cases {
 		t.Run(f.name, func(t *testing.T) {
 			w, err := wire.Write(f.kind, a, f.opts)
