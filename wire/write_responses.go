@@ -27,7 +27,8 @@ func writeResponses(a *answer, o WriteOptions) Written {
 	}
 	r.plan()
 	if o.Stream {
-		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: r.stream()}
+		evs, joined := r.stream()
+		return Written{Status: http.StatusOK, Header: openAIHeader(openAIStream, a.ID), Events: evs, joined: joined, buffer: joined}
 	}
 	w := &jsonw{}
 	r.object(w, true, true)
@@ -40,7 +41,11 @@ type responsesWriter struct {
 	o     WriteOptions
 	req   gjson.Result
 	items []respItem
-	evs   []Event
+	// s holds the stream's events, side by side; w lays out each one's
+	// document, in memory that serves them all; seq numbers them.
+	s   namedSSE
+	w   jsonw
+	seq int
 }
 
 // respItem is one output item.
@@ -258,27 +263,70 @@ func mRaw(key string, v []byte) member { return member{key, func(w *jsonw) { w.R
 // event appends a stream event: "type", then the members and
 // sequence_number in alphabetical order, as OpenAI sends them.
 func (r *responsesWriter) event(typ string, ms ...member) {
-	ms = append(ms, mInt("sequence_number", len(r.evs)))
+	ms = append(ms, mInt("sequence_number", r.seq))
 	slices.SortFunc(ms, func(x, y member) int { return strings.Compare(x.key, y.key) })
-	w := &jsonw{}
+	w := &r.w
+	w.reset()
 	w.Obj().K("type").Str(typ)
 	for _, m := range ms {
 		w.K(m.key)
 		m.val(w)
 	}
-	r.evs = append(r.evs, sseNamed(typ, w.End().Bytes()))
+	r.s.event(typ, w.End().Bytes(), 0)
+	r.seq++
 }
 
-// obfuscation adds the padding member to a delta event when asked for.
-func (r *responsesWriter) obfuscation(ms []member) []member {
-	if r.o.Obfuscation {
-		ms = append(ms, mStr("obfuscation", r.a.rnd.alnum(r.a.rnd.between(10, 15))))
+// delta appends a delta event, most of a stream, the bytes event writes
+// laid out in runs: "type", then in alphabetical order content_index and
+// logprobs (text deltas), delta, item_id, obfuscation (when asked for),
+// output_index, sequence_number, and summary_index (reasoning deltas).
+func (r *responsesWriter) delta(typ, piece, id string, out int, text, reasoning bool) {
+	b := r.w.b[:0]
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, '"')
+	if text {
+		b = append(b, `,"content_index":0`...)
 	}
-	return ms
+	b = append(b, `,"delta":`...)
+	b = appendString(b, piece)
+	b = append(b, `,"item_id":`...)
+	b = appendString(b, id)
+	if text {
+		b = append(b, `,"logprobs":[]`...)
+	}
+	if r.o.Obfuscation {
+		n := r.a.rnd.between(10, 15)
+		b = append(b, `,"obfuscation":"`...) // letters and digits need no escape
+		b = append(r.a.rnd.appendAlnum(b, n), '"')
+	}
+	b = append(b, `,"output_index":`...)
+	b = strconv.AppendInt(b, int64(out), 10)
+	b = append(b, `,"sequence_number":`...)
+	b = strconv.AppendInt(b, int64(r.seq), 10)
+	if reasoning {
+		b = append(b, `,"summary_index":0`...)
+	}
+	b = append(b, '}')
+	r.w.b = b
+	r.s.event(typ, b, 0)
+	r.seq++
 }
 
-// stream writes the events.
-func (r *responsesWriter) stream() []Event {
+// stream writes the events, side by side in one buffer (from o.Buffer
+// when it has room; the second result), their list in o.EventBuffer when
+// it has room.
+func (r *responsesWriter) stream() ([]Event, []byte) {
+	n, size := 40, 8000+2*len(r.a.Text)+2*len(r.a.Reasoning)
+	for _, ps := range [][]string{r.a.thinkPieces, r.a.textPieces} {
+		n += len(ps)
+		size += 200 * len(ps)
+	}
+	for _, c := range r.a.calls {
+		n += len(c.args)
+		size += 900 + 30*len(c.args)
+	}
+	r.s = namedSSE{b: r.o.buffer(size), marks: make([]mark, 0, n)}
 	obj := func(final bool) member {
 		return member{"response", func(w *jsonw) { r.object(w, final, false) }}
 	}
@@ -298,7 +346,7 @@ func (r *responsesWriter) stream() []Event {
 			sum := mInt("summary_index", 0)
 			r.event("response.reasoning_summary_part.added", id, out, part(""), sum)
 			for _, p := range r.a.thinkPieces {
-				r.event("response.reasoning_summary_text.delta", r.obfuscation([]member{mStr("delta", p), id, out, sum})...)
+				r.delta("response.reasoning_summary_text.delta", p, it.id, i, false, true)
 			}
 			r.event("response.reasoning_summary_text.done", id, out, sum, mStr("text", r.a.Reasoning))
 			r.event("response.reasoning_summary_part.done", id, out, part(r.a.Reasoning), sum)
@@ -309,18 +357,18 @@ func (r *responsesWriter) stream() []Event {
 			ci, lp := mInt("content_index", 0), mRaw("logprobs", emptyArrayJSON)
 			r.event("response.content_part.added", ci, id, out, part(""))
 			for _, p := range r.a.textPieces {
-				r.event("response.output_text.delta", r.obfuscation([]member{ci, mStr("delta", p), id, lp, out})...)
+				r.delta("response.output_text.delta", p, it.id, i, true, false)
 			}
 			r.event("response.output_text.done", ci, id, lp, out, mStr("text", r.a.Text))
 			r.event("response.content_part.done", ci, id, out, part(r.a.Text))
 		case "function_call":
 			for _, frag := range tokens(it.c.args) {
-				r.event("response.function_call_arguments.delta", r.obfuscation([]member{mStr("delta", frag), id, out})...)
+				r.delta("response.function_call_arguments.delta", frag, it.id, i, false, false)
 			}
 			r.event("response.function_call_arguments.done", mStr("arguments", it.c.args), id, out)
 		}
 		r.event("response.output_item.done", item(true), out)
 	}
 	r.event("response."+r.status(), obj(true))
-	return r.evs
+	return r.s.events(r.o.EventBuffer), r.s.b
 }
