@@ -47,25 +47,42 @@ func writeOllama(a *answer, o WriteOptions) Written {
 	}
 	ol := ollamaLines{a: a, generate: o.OllamaGenerate, stamp: at.UTC().Format(time.RFC3339Nano)}
 	if !o.Stream {
-		body := ol.line(a.Text, a.Reasoning, true, true)
-		return Written{Status: http.StatusOK, Header: header(ollamaJSON), Body: body}
+		w := &jsonw{}
+		ol.line(w, a.Text, a.Reasoning, true, true)
+		return Written{Status: http.StatusOK, Header: header(ollamaJSON), Body: w.Bytes()}
 	}
-	var evs []Event
-	emit := func(doc []byte) {
-		raw := append(doc, '\n')
-		evs = append(evs, Event{Raw: raw, Data: raw[:len(doc):len(doc)]})
+	// The lines are laid out side by side in one buffer.
+	n := len(a.thinkPieces) + len(a.textPieces) + 2
+	size := n * (160 + len(a.Model) + len(ol.stamp))
+	for _, ps := range [][]string{a.thinkPieces, a.textPieces} {
+		for _, p := range ps {
+			size += 2 * len(p)
+		}
+	}
+	for _, c := range a.calls {
+		size += 100 + len(c.id) + len(c.name) + len(c.compact)
+	}
+	w := jsonw{b: o.buffer(size)}
+	marks := make([]mark, 0, n)
+	emit := func(text, thinking string, calls, done bool) {
+		m := mark{start: len(w.b), data: len(w.b)}
+		w.closers, w.started, w.afterKey = w.closers[:0], w.started[:0], false
+		ol.line(&w, text, thinking, calls, done)
+		m.dataEnd = len(w.b)
+		w.b = append(w.b, '\n')
+		marks = append(marks, m)
 	}
 	for _, p := range a.thinkPieces {
-		emit(ol.line("", p, false, false))
+		emit("", p, false, false)
 	}
 	for _, p := range a.textPieces {
-		emit(ol.line(p, "", false, false))
+		emit(p, "", false, false)
 	}
 	if len(a.calls) > 0 {
-		emit(ol.line("", "", true, false))
+		emit("", "", true, false)
 	}
-	emit(ol.line("", "", false, true))
-	return Written{Status: http.StatusOK, Header: header(ollamaStream), Events: evs}
+	emit("", "", false, true)
+	return Written{Status: http.StatusOK, Header: header(ollamaStream), Events: cutEvents(w.b, marks, o.EventBuffer), joined: w.b, buffer: w.b}
 }
 
 // ollamaLines writes the lines (or the whole body) of one Ollama answer.
@@ -75,12 +92,11 @@ type ollamaLines struct {
 	stamp    string
 }
 
-// line writes one object: text and thinking (thinking left out when ""),
-// the answer's tool calls when calls, and when done the done_reason and the
-// counters.
-func (ol ollamaLines) line(text, thinking string, calls, done bool) []byte {
+// line appends to w, with no container open, one object: text and
+// thinking (thinking left out when ""), the answer's tool calls when
+// calls, and when done the done_reason and the counters.
+func (ol ollamaLines) line(w *jsonw, text, thinking string, calls, done bool) {
 	a := ol.a
-	w := &jsonw{}
 	w.Obj().K("model").Str(a.Model).K("created_at").Str(ol.stamp)
 	if ol.generate {
 		w.K("response").Str(text)
@@ -95,7 +111,8 @@ func (ol ollamaLines) line(text, thinking string, calls, done bool) []byte {
 		if calls && len(a.calls) > 0 {
 			ol.calls(w)
 		}
-		return w.End().Bytes()
+		w.End()
+		return
 	}
 	w.K("message").Obj().K("role").Str("assistant").K("content").Str(text)
 	if thinking != "" {
@@ -112,7 +129,7 @@ func (ol ollamaLines) line(text, thinking string, calls, done bool) []byte {
 	if done {
 		ol.counters(w)
 	}
-	return w.End().Bytes()
+	w.End()
 }
 
 // counters writes the timing counters and token counts of a last line.
