@@ -218,6 +218,34 @@ func EncodeEventStream(headers []EventStreamHeader, payload []byte) ([]byte, err
 	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b)), nil
 }
 
+// appendEventFrame appends to dst the message EncodeEventStream makes of
+// payload with the headers of a Bedrock stream event of type typ
+// (:event-type typ, :content-type application/json, :message-type
+// event), and returns it with the offset of the payload in it. typ must be
+// short and payload within MaxEventStreamPayload, as an answer's event is.
+func appendEventFrame(dst []byte, typ string, payload []byte) (out []byte, data int) {
+	headers := [...][2]string{{":event-type", typ}, {":content-type", "application/json"}, {":message-type", "event"}}
+	hlen := 0
+	for _, h := range headers {
+		hlen += 1 + len(h[0]) + 1 + 2 + len(h[1])
+	}
+	start := len(dst)
+	total := esMinimum + hlen + len(payload)
+	b := binary.BigEndian.AppendUint32(dst, uint32(total))
+	b = binary.BigEndian.AppendUint32(b, uint32(hlen))
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:]))
+	for _, h := range headers {
+		b = append(b, byte(len(h[0])))
+		b = append(b, h[0]...)
+		b = append(b, byte(ESString))
+		b = binary.BigEndian.AppendUint16(b, uint16(len(h[1])))
+		b = append(b, h[1]...)
+	}
+	data = len(b)
+	b = append(b, payload...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b[start:])), data
+}
+
 // StringHeader is a string header.
 func StringHeader(name, value string) EventStreamHeader {
 	return EventStreamHeader{Name: name, Type: ESString, Value: []byte(value)}

@@ -45,11 +45,30 @@ func writeConverse(a *answer, o WriteOptions) Written {
 		sig = a.rnd.base64(96)
 	}
 	if o.Stream {
-		var evs []Event
+		// The frames are laid out side by side in one buffer.
+		n := len(a.thinkPieces) + len(a.textPieces) + 8
+		size := 200 * n
+		for _, ps := range [][]string{a.thinkPieces, a.textPieces} {
+			for _, p := range ps {
+				size += 2 * len(p)
+			}
+		}
+		for _, c := range a.calls {
+			n += len(c.compact)
+			size += 300 + 150*len(c.compact)
+		}
+		b, marks := o.buffer(size), make([]mark, 0, n)
 		converseEvents(a, sig, func(typ string, w *jsonw) {
-			evs = append(evs, bedrockEvent(typ, w.K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End().Bytes()))
+			pad := a.rnd.between(1, 40)
+			w.K("p")
+			w.afterKey = false // the value, letters and digits, is written here
+			w.b = append(a.rnd.appendAlnum(append(w.b, '"'), pad), '"')
+			m := mark{name: typ, start: len(b)}
+			b, m.data = appendEventFrame(b, typ, w.End().Bytes())
+			m.dataEnd = len(b) - 4
+			marks = append(marks, m)
 		})
-		return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: evs}
+		return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: cutEvents(b, marks, o.EventBuffer), joined: b, buffer: b}
 	}
 	w := &jsonw{}
 	w.Obj().K("metrics").Obj().K("latencyMs").Int(0).End()
@@ -86,44 +105,45 @@ func converseUsage(w *jsonw, a *answer) {
 }
 
 // converseEvents calls emit with each ConverseStream event, its type and
-// its JSON object still open.
+// its JSON object still open, laid out in memory that serves them all:
+// emit must not keep it.
 func converseEvents(a *answer, sig string, emit func(typ string, w *jsonw)) {
-	emit("messageStart", (&jsonw{}).Obj().K("role").Str("assistant"))
-	index := 0
-	delta := func(body func(w *jsonw)) {
-		w := (&jsonw{}).Obj().K("contentBlockIndex").Int(int64(index)).K("delta").Obj()
-		body(w)
-		emit("contentBlockDelta", w.End())
+	var w jsonw
+	doc := func() *jsonw {
+		w.reset()
+		return w.Obj()
 	}
+	emit("messageStart", doc().K("role").Str("assistant"))
+	index := 0
+	delta := func() *jsonw { return doc().K("contentBlockIndex").Int(int64(index)).K("delta").Obj() }
 	stop := func() {
-		emit("contentBlockStop", (&jsonw{}).Obj().K("contentBlockIndex").Int(int64(index)))
+		emit("contentBlockStop", doc().K("contentBlockIndex").Int(int64(index)))
 		index++
 	}
 	if a.Reasoning != "" {
 		for _, p := range a.thinkPieces {
-			delta(func(w *jsonw) { w.K("reasoningContent").Obj().K("text").Str(p).End() })
+			emit("contentBlockDelta", delta().K("reasoningContent").Obj().K("text").Str(p).End().End())
 		}
-		delta(func(w *jsonw) { w.K("reasoningContent").Obj().K("signature").Str(sig).End() })
+		emit("contentBlockDelta", delta().K("reasoningContent").Obj().K("signature").Str(sig).End().End())
 		stop()
 	}
 	if a.Text != "" || len(a.calls) == 0 && a.Reasoning == "" {
 		for _, p := range a.textPieces {
-			delta(func(w *jsonw) { w.K("text").Str(p) })
+			emit("contentBlockDelta", delta().K("text").Str(p).End())
 		}
 		stop()
 	}
 	for _, c := range a.calls {
-		emit("contentBlockStart", (&jsonw{}).Obj().K("contentBlockIndex").Int(int64(index)).
+		emit("contentBlockStart", doc().K("contentBlockIndex").Int(int64(index)).
 			K("start").Obj().K("toolUse").Obj().K("name").Str(c.name).K("toolUseId").Str(c.id).End().End())
 		for _, frag := range tokens(string(c.compact)) {
-			delta(func(w *jsonw) { w.K("toolUse").Obj().K("input").Str(frag).End() })
+			emit("contentBlockDelta", delta().K("toolUse").Obj().K("input").Str(frag).End().End())
 		}
 		stop()
 	}
-	emit("messageStop", (&jsonw{}).Obj().K("stopReason").Str(anthropicStop(a.Finish)))
-	w := (&jsonw{}).Obj().K("metrics").Obj().K("latencyMs").Int(0).End()
-	converseUsage(w, a)
-	emit("metadata", w)
+	emit("messageStop", doc().K("stopReason").Str(anthropicStop(a.Finish)))
+	converseUsage(doc().K("metrics").Obj().K("latencyMs").Int(0).End(), a)
+	emit("metadata", &w)
 }
 
 // bedrockEvent frames payload as a Bedrock event stream message of event
