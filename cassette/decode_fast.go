@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"strconv"
+
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
 // decodeFast reads an interaction in the exact form encode writes, in one
@@ -134,7 +136,7 @@ func (d *fastDecoder) key() ([]byte, bool) {
 	if plain {
 		return lit[1 : len(lit)-1], true
 	}
-	return unquote(lit)
+	return jsonvalue.Unquote(lit)
 }
 
 func (d *fastDecoder) string(dst *string) bool {
@@ -146,7 +148,7 @@ func (d *fastDecoder) string(dst *string) bool {
 		*dst = string(lit[1 : len(lit)-1])
 		return true
 	}
-	b, ok := unquote(lit)
+	b, ok := jsonvalue.Unquote(lit)
 	*dst = string(b)
 	return ok
 }
@@ -228,7 +230,7 @@ func (d *fastDecoder) body(dst *Body) bool {
 	if !ok {
 		return false
 	}
-	b, ok := unquote(d.b[start:d.i]) // a copy: the document may be bbolt's memory
+	b, ok := jsonvalue.Unquote(d.b[start:d.i]) // a copy: the document may be bbolt's memory
 	*dst = b
 	return ok
 }

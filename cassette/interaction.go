@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 	"github.com/llmproxy/llmproxy/wire"
 )
 
@@ -153,7 +154,7 @@ func (b *Body) UnmarshalJSON(data []byte) error {
 		*b = nil
 		return nil
 	case len(data) > 0 && data[0] == '"':
-		if raw, ok := unquote(data); ok {
+		if raw, ok := jsonvalue.Unquote(data); ok {
 			*b = raw
 			return nil
 		}

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tidwall/sjson"
+
+	"github.com/llmproxy/llmproxy/internal/jsonvalue"
 )
 
 // Shape is how a tool-result turn carries the tool's own output.
@@ -38,8 +39,7 @@ const (
 // a request of the given kind, and says how it is carried: the text of a
 // JSON string or of a single text block, or for Gemini the response object
 // itself or its only member "output" (the text of a string, else the value).
-// The output is returned as sent, not checked to be JSON; it may be
-// r.Content's own memory, so it must not be changed. Content that
+// The output is returned as sent, not checked to be JSON. Content that
 // carries no single output (absent, several blocks, an object outside
 // Gemini) is an error saying why.
 func (r ToolResult) Output(kind Kind) ([]byte, Shape, error) {
@@ -49,7 +49,7 @@ func (r ToolResult) Output(kind Kind) ([]byte, Shape, error) {
 	}
 	switch content[0] {
 	case '"':
-		if out, ok := unquoteSimple(content); ok {
+		if out, ok := jsonvalue.Unquote(content); ok {
 			return out, ShapeString, nil
 		}
 		var s string
@@ -233,60 +233,4 @@ func turnOf(path string) int {
 		return -1
 	}
 	return n
-}
-
-// unquoteSimple is what json.Unmarshal gives for the JSON string token q
-// when q is a common one: valid UTF-8 without control characters, whose
-// escapes are all of one character (\" \\ \/ \b \f \n \r \t, no \u). ok is
-// false for any other token, which json.Unmarshal reads. Without escapes,
-// the result is q's content itself, with no room to append.
-func unquoteSimple(q []byte) (out []byte, ok bool) {
-	if len(q) < 2 || q[0] != '"' || q[len(q)-1] != '"' {
-		return nil, false
-	}
-	in := q[1 : len(q)-1]
-	escapes := false
-	for i := 0; i < len(in); i++ {
-		switch c := in[i]; {
-		case c < 0x20 || c == '"':
-			return nil, false
-		case c == '\\':
-			escapes = true
-			i++ // the byte escaped, read below
-		}
-	}
-	if !utf8.Valid(in) {
-		return nil, false
-	}
-	if !escapes {
-		return in[:len(in):len(in)], true
-	}
-	out = make([]byte, 0, len(in))
-	for i := 0; i < len(in); i++ {
-		c := in[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		if i++; i == len(in) {
-			return nil, false
-		}
-		switch in[i] {
-		case '"', '\\', '/':
-			out = append(out, in[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		default:
-			return nil, false // \u, or not an escape
-		}
-	}
-	return out, true
 }

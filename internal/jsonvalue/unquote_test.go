@@ -1,4 +1,4 @@
-package cassette
+package jsonvalue
 
 import (
 	"bytes"
@@ -13,23 +13,23 @@ var unquoteSeeds = []string{
 	`"ends with backslash\"`, `"`, `x`, `"\U0041"`,
 }
 
-// unquote agrees with encoding/json on every string it accepts, and accepts
+// Unquote agrees with encoding/json on every string it accepts, and accepts
 // every well-formed one.
 func checkUnquote(t *testing.T, lit []byte) {
-	got, ok := unquote(lit)
+	got, ok := Unquote(lit)
 	var want string
 	err := json.Unmarshal(lit, &want)
 	if !ok {
 		if inner := plain(lit); err == nil && inner != nil && want == string(inner) {
-			t.Errorf("unquote(%q) refused a literal encoding/json reads as %q", lit, want)
+			t.Errorf("Unquote(%q) refused a literal encoding/json reads as %q", lit, want)
 		}
 		return
 	}
 	if err != nil {
-		t.Fatalf("unquote(%q) = %q, but encoding/json fails: %v", lit, got, err)
+		t.Fatalf("Unquote(%q) = %q, but encoding/json fails: %v", lit, got, err)
 	}
 	if string(got) != want {
-		t.Fatalf("unquote(%q) = %q, encoding/json: %q", lit, got, want)
+		t.Fatalf("Unquote(%q) = %q, encoding/json: %q", lit, got, want)
 	}
 }
 
@@ -50,8 +50,8 @@ func TestUnquoteMatchesEncodingJSON(t *testing.T) {
 	// Whatever encoding/json writes, unquote reads back.
 	for _, s := range []string{"data: {\"x\":[1,2]}\r\n\r\n", "\u2028<&>\x00\x1f", "😀 and \\ and /"} {
 		b, _ := json.Marshal(s)
-		if got, ok := unquote(b); !ok || string(got) != s {
-			t.Errorf("unquote(%s) = %q, %v; want %q", b, got, ok, s)
+		if got, ok := Unquote(b); !ok || string(got) != s {
+			t.Errorf("Unquote(%s) = %q, %v; want %q", b, got, ok, s)
 		}
 	}
 }

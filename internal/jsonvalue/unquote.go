@@ -1,18 +1,19 @@
-package cassette
+package jsonvalue
 
 import (
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// unquote decodes a JSON string literal into a new byte slice, exactly as
-// encoding/json would, in one pass. Replay decodes every body it serves, so
-// this is on its hot path: going through json.Unmarshal into a string
-// validated and copied each body twice more. ok is false for anything
+// Unquote decodes a JSON string literal into a new byte slice, exactly as
+// encoding/json would, in one pass. Replay decodes every body it serves and
+// mock every tool result it checks, so this is on their hot paths: going
+// through json.Unmarshal into a string validated and copied each twice
+// more. ok is false for anything
 // that is not a plain valid string literal (raw control bytes, a stray
 // quote, a bad escape, invalid UTF-8), for the caller to hand to
 // encoding/json, which reports or repairs it its own way.
-func unquote(lit []byte) (out []byte, ok bool) {
+func Unquote(lit []byte) (out []byte, ok bool) {
 	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
 		return nil, false
 	}
@@ -20,7 +21,7 @@ func unquote(lit []byte) (out []byte, ok bool) {
 	out = make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		start := i
-		for i < len(s) && !special[s[i]] {
+		for i < len(s) && !unquoteSpecial[s[i]] {
 			i++
 		}
 		out = append(out, s[start:i]...)
@@ -54,7 +55,7 @@ func unquote(lit []byte) (out []byte, ok bool) {
 			case 't':
 				out = append(out, '\t')
 			case 'u':
-				r, ok := hex4(s[i:])
+				r, ok := escapeHex(s[i:])
 				if !ok {
 					return nil, false
 				}
@@ -64,7 +65,7 @@ func unquote(lit []byte) (out []byte, ok bool) {
 					// it; anything else is U+FFFD, as encoding/json has it.
 					r2, ok := rune(-1), false
 					if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
-						r2, ok = hex4(s[i+2:])
+						r2, ok = escapeHex(s[i+2:])
 					}
 					if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
 						r = d
@@ -82,17 +83,17 @@ func unquote(lit []byte) (out []byte, ok bool) {
 	return out, true
 }
 
-// special marks the bytes that end a plain run in a string literal:
+// unquoteSpecial marks the bytes that end a plain run in a string literal:
 // control bytes, the quote, the backslash and non-ASCII.
-var special = func() (t [256]bool) {
+var unquoteSpecial = func() (t [256]bool) {
 	for c := range 256 {
 		t[c] = c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf
 	}
 	return t
 }()
 
-// hex4 reads the four hex digits of a \u escape.
-func hex4(b []byte) (rune, bool) {
+// escapeHex reads the four hex digits of a \u escape.
+func escapeHex(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
