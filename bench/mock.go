@@ -317,6 +317,24 @@ const (
 // mockPayloads are the payloads of the mock scenario, in order.
 var mockPayloads = []string{payloadMockJSON, payloadMockSSE, payloadMockTextJSON, payloadMockTextSSE}
 
+// mockLoad is the load of a mock case: each worker plays the case's round
+// again and again in a conversation of its own (named by conv), every
+// answer checked against answers with the ids masked.
+func mockLoad(cs mockCase, answers []mockAnswer, conv func() http.Header) load {
+	want := make([][]byte, len(answers))
+	for i, a := range answers {
+		want[i] = answerID.ReplaceAll(a.body, nil)
+	}
+	return load{mask: maskAnswerID,
+		conversation: func() http.Header {
+			h := conv()
+			h[proxy.ScenarioHeader] = []string{cs.scenario}
+			return h
+		},
+		body: func(n int) []byte { return cs.round[n%len(cs.round)] },
+		want: func(n int) []byte { return want[n%len(want)] }}
+}
+
 // mockScenario measures llmproxy mock serving each case across real
 // connections against a bare handler serving the bytes mock wrote and
 // against aimock (when installed) serving the same answers from its
@@ -359,18 +377,8 @@ func mockScenario(p plan, dir string, ps peerSet) ([]replayRow, error) {
 	var rows []replayRow
 	for _, cs := range mockCases() {
 		answers := rounds[cs.payload]
-		want := make([][]byte, len(answers))
-		for i, a := range answers {
-			want[i] = answerID.ReplaceAll(a.body, nil)
-		}
-		l := load{max: p.maxRequests, mask: maskAnswerID,
-			conversation: func() http.Header {
-				h := conv()
-				h[proxy.ScenarioHeader] = []string{cs.scenario}
-				return h
-			},
-			body: func(n int) []byte { return cs.round[n%len(cs.round)] },
-			want: func(n int) []byte { return want[n%len(want)] }}
+		l := mockLoad(cs, answers, conv)
+		l.max = p.maxRequests
 		live := servers
 		var failed []replayRow
 		if aimock != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llmproxy/llmproxy/proxy"
 )
 
 // TestProbe64Conns compares builds of the server children at 64
@@ -109,18 +106,5 @@ func probeMockLoad(t *testing.T, payload string) load {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers := rounds[cs.payload]
-	want := make([][]byte, len(answers))
-	for i, a := range answers {
-		want[i] = answerID.ReplaceAll(a.body, nil)
-	}
-	conv := conversations()
-	return load{mask: maskAnswerID,
-		conversation: func() http.Header {
-			h := conv()
-			h[proxy.ScenarioHeader] = []string{cs.scenario}
-			return h
-		},
-		body: func(n int) []byte { return cs.round[n%len(cs.round)] },
-		want: func(n int) []byte { return want[n%len(want)] }}
+	return mockLoad(cs, rounds[cs.payload], conversations())
 }
