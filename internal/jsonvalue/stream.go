@@ -769,19 +769,11 @@ func unescape(b []byte, raw string) []byte {
 		if i++; i == len(raw) {
 			return b
 		}
+		if e, ok := escaped(raw[i]); ok {
+			b = append(b, e)
+			continue
+		}
 		switch raw[i] {
-		case '\\', '/', '"':
-			b = append(b, raw[i])
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
 		case 'u':
 			if i+5 > len(raw) {
 				return b

@@ -41,19 +41,11 @@ func Unquote(lit []byte) (out []byte, ok bool) {
 		default:
 			e := s[i+1]
 			i += 2
+			if c, ok := escaped(e); ok {
+				out = append(out, c)
+				continue
+			}
 			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
 			case 'u':
 				r, ok := escapeHex(s[i:])
 				if !ok {
@@ -112,4 +104,25 @@ func escapeHex(b []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// escaped is the byte a one-character escape stands for: \" \\ \/ \b \f \n
+// \r \t (e is the character after the backslash); ok is false for any
+// other, \u included.
+func escaped(e byte) (c byte, ok bool) {
+	switch e {
+	case '"', '\\', '/':
+		return e, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }

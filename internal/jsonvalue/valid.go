@@ -143,17 +143,14 @@ func validString(b []byte, i int) int {
 			if i+1 >= len(b) {
 				return -1
 			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			if _, ok := escaped(b[i+1]); ok {
 				i += 2
-			case 'u':
-				if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-					return -1
-				}
-				i += 6
-			default:
+				continue
+			}
+			if b[i+1] != 'u' || i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
 				return -1
 			}
+			i += 6
 		default:
 			return -1 // a control character
 		}
