@@ -52,12 +52,13 @@ type WriteOptions struct {
 	// and Node SDKs ask for it by default).
 	Base64 bool
 	// Buffer, when not nil, is memory the writer may lay the answer out
-	// in (OpenAI chat; Anthropic's stream), overwriting it, when its capacity is
-	// enough: a server passes the Written.Buffer of an answer it no longer
-	// uses, so that answers do not each allocate theirs.
+	// in (OpenAI chat's whole body; every wire's stream but Bedrock
+	// InvokeModel's), overwriting it, when its capacity is enough: a
+	// server passes the Written.Buffer of an answer it no longer uses, so
+	// that answers do not each allocate theirs.
 	Buffer []byte
 	// EventBuffer, when not nil, is memory the writer may lay the list of
-	// a stream's events out in (OpenAI chat, Anthropic), overwriting it, when
+	// a stream's events out in (the same streams), overwriting it, when
 	// its capacity is enough: a server passes the Written.Events of an
 	// answer it no longer uses, as it does Buffer.
 	EventBuffer []Event
@@ -293,7 +294,8 @@ func newAnswer(a Answer) *answer {
 }
 
 // release gives p back to answers: nothing may use it any more. What it
-// points to is cleared, so that a kept answer holds no answer's text.
+// points into is let go, so that a kept answer pins no answer's memory
+// (it keeps only its own buffers).
 func (p *answer) release() {
 	for _, l := range []*[]string{&p.textPieces, &p.thinkPieces} {
 		clear(*l)

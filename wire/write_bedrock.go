@@ -60,9 +60,7 @@ func writeConverse(a *answer, o WriteOptions) Written {
 		b, marks := o.buffer(size), make([]mark, 0, n)
 		converseEvents(a, sig, func(typ string, w *jsonw) {
 			pad := a.rnd.between(1, 40)
-			w.K("p")
-			w.afterKey = false // the value, letters and digits, is written here
-			w.b = append(a.rnd.appendAlnum(append(w.b, '"'), pad), '"')
+			w.K("p").StrOf(func(b []byte) []byte { return a.rnd.appendAlnum(b, pad) })
 			m := mark{name: typ, start: len(b)}
 			b, m.data = appendEventFrame(b, typ, w.End().Bytes())
 			m.dataEnd = len(b) - 4

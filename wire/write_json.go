@@ -25,7 +25,14 @@ type jsonw struct {
 
 // reset empties w for another document, keeping its memory.
 func (w *jsonw) reset() {
-	w.b, w.closers, w.started, w.afterKey = w.b[:0], w.closers[:0], w.started[:0], false
+	w.b = w.b[:0]
+	w.next()
+}
+
+// next readies w, whose document is whole, to append another after it
+// (its containers all closed, no key pending).
+func (w *jsonw) next() {
+	w.closers, w.started, w.afterKey = w.closers[:0], w.started[:0], false
 }
 
 // value writes the separator a new value needs.
@@ -96,6 +103,14 @@ func (w *jsonw) End() *jsonw {
 	}
 	w.b = append(w.b, w.closers[n])
 	w.closers, w.started = w.closers[:n], w.started[:n]
+	return w
+}
+
+// StrOf writes a string whose characters text appends to its argument;
+// they must need no escaping (letters and digits, say).
+func (w *jsonw) StrOf(text func(b []byte) []byte) *jsonw {
+	w.value()
+	w.b = append(text(append(w.b, '"')), '"')
 	return w
 }
 

@@ -66,7 +66,7 @@ func writeOllama(a *answer, o WriteOptions) Written {
 	marks := make([]mark, 0, n)
 	emit := func(text, thinking string, calls, done bool) {
 		m := mark{start: len(w.b), data: len(w.b)}
-		w.closers, w.started, w.afterKey = w.closers[:0], w.started[:0], false
+		w.next()
 		ol.line(&w, text, thinking, calls, done)
 		m.dataEnd = len(w.b)
 		w.b = append(w.b, '\n')
