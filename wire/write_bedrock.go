@@ -144,16 +144,6 @@ func converseEvents(a *answer, sig string, emit func(typ string, w *jsonw)) {
 	emit("metadata", &w)
 }
 
-// bedrockEvent frames payload as a Bedrock event stream message of event
-// type typ (:content-type application/json, :message-type event). Event's
-// Data is the payload.
-func bedrockEvent(typ string, payload []byte) Event {
-	raw, _ := EncodeEventStream([]EventStreamHeader{
-		StringHeader(":event-type", typ), StringHeader(":content-type", "application/json"), StringHeader(":message-type", "event"),
-	}, payload) // within every limit: three short headers, a payload of one answer's event
-	return Event{Raw: raw, Name: typ, Data: raw[len(raw)-4-len(payload) : len(raw)-4]}
-}
-
 // invokeWriters are the InvokeModel answers written, by the request
 // body's family (invokeFamily).
 var invokeWriters = map[string]func(*answer, WriteOptions) Written{
@@ -195,14 +185,27 @@ func writeInvoke(a *answer, o WriteOptions) Written {
 // invokeStream frames each of a model's stream events (JSON documents) as
 // the base64 "bytes" of a "chunk" event stream message, {"bytes":…,"p":…},
 // as InvokeModelWithResponseStream sends them.
+//
+// The frames are laid out side by side in one buffer, each payload in
+// memory that serves them all.
 func invokeStream(a *answer, docs [][]byte) Written {
-	evs := make([]Event, 0, len(docs))
+	size := 0
 	for _, d := range docs {
-		w := (&jsonw{}).Obj().K("bytes").Str(base64.StdEncoding.EncodeToString(d)).
-			K("p").Str(a.rnd.alnum(a.rnd.between(1, 40))).End()
-		evs = append(evs, bedrockEvent("chunk", w.Bytes()))
+		size += 4*len(d)/3 + 200
 	}
-	return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: evs}
+	b, marks := make([]byte, 0, size), make([]mark, 0, len(docs))
+	var w jsonw
+	for _, d := range docs {
+		pad := a.rnd.between(1, 40)
+		w.reset()
+		w.Obj().K("bytes").StrOf(func(b []byte) []byte { return base64.StdEncoding.AppendEncode(b, d) }).
+			K("p").StrOf(func(b []byte) []byte { return a.rnd.appendAlnum(b, pad) }).End()
+		m := mark{name: "chunk", start: len(b)}
+		b, m.data = appendEventFrame(b, "chunk", w.Bytes())
+		m.dataEnd = len(b) - 4
+		marks = append(marks, m)
+	}
+	return Written{Status: http.StatusOK, Header: converseHeader(converseStream, a.ID), Events: cutEvents(b, marks, nil), joined: b, buffer: b}
 }
 
 // invocationMetrics writes amazon-bedrock-invocationMetrics, which the
