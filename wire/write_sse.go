@@ -23,7 +23,8 @@ func sseDataEvents(buf []byte, ends []int, into []Event) []Event {
 	return evs
 }
 
-// sseData frames a data-only SSE event as OpenAI chat does.
+// sseData frames a data-only SSE event as OpenAI chat does (its
+// mid-stream error event).
 func sseData(doc []byte) Event {
 	raw := make([]byte, 0, len(doc)+8)
 	raw = append(raw, "data: "...)
@@ -32,7 +33,8 @@ func sseData(doc []byte) Event {
 	return Event{Raw: raw, Data: raw[6 : 6+len(doc) : 6+len(doc)]}
 }
 
-// sseNamed frames an SSE event with its name (Responses, Anthropic).
+// sseNamed frames an SSE event with its name (the mid-stream error events
+// of Responses and Anthropic).
 func sseNamed(name string, doc []byte) Event {
 	raw := make([]byte, 0, len(name)+len(doc)+16)
 	raw = append(raw, "event: "...)
@@ -48,7 +50,7 @@ func sseNamed(name string, doc []byte) Event {
 // starts at start, its data is [data, dataEnd) (data -1: it has none),
 // and it ends where the next starts.
 type mark struct {
-	name                 string // its SSE name, if any
+	name                 string // its SSE name or event stream type, if any
 	start, data, dataEnd int
 }
 
