@@ -92,8 +92,8 @@ func (p *scratches) get() *scratch {
 
 // put takes back sc, its body released, with body, the bytes read through
 // sc.body, as its spare buffer (nil for none): the caller promises that
-// nothing holds sc, body or the header map any more. A buffer larger than maxBodyHint is let
-// go.
+// nothing holds sc, body or the header map any more. A buffer larger than
+// maxBodyHint is let go.
 func (p *scratches) put(sc *scratch, body []byte) {
 	sc.x, sc.bodyKept = exchange{}, false
 	sc.body = budgetReader{}

@@ -8,12 +8,7 @@ package wire
 // offset in ends and starting where the one before ended; the list is laid
 // out in into when it holds them all.
 func sseDataEvents(buf []byte, ends []int, into []Event) []Event {
-	var evs []Event
-	if cap(into) >= len(ends) {
-		evs = into[:len(ends)]
-	} else {
-		evs = make([]Event, len(ends))
-	}
+	evs := eventList(into, len(ends))
 	start := 0
 	for i, end := range ends {
 		raw := buf[start:end:end]
@@ -46,6 +41,15 @@ func sseNamed(name string, doc []byte) Event {
 	return Event{Raw: raw, Name: name, Data: raw[start : start+len(doc) : start+len(doc)]}
 }
 
+// eventList is a list of n events: into's memory when it has room for
+// them, else a new one.
+func eventList(into []Event, n int) []Event {
+	if cap(into) >= n {
+		return into[:n]
+	}
+	return make([]Event, n)
+}
+
 // mark is where an event lies in a buffer of events side by side: it
 // starts at start, its data is [data, dataEnd) (data -1: it has none),
 // and it ends where the next starts.
@@ -57,12 +61,7 @@ type mark struct {
 // cutEvents cuts the events marks mark from buf, in into when it has room
 // for them.
 func cutEvents(buf []byte, marks []mark, into []Event) []Event {
-	var evs []Event
-	if cap(into) >= len(marks) {
-		evs = into[:len(marks)]
-	} else {
-		evs = make([]Event, len(marks))
-	}
+	evs := eventList(into, len(marks))
 	for i, m := range marks {
 		end := len(buf)
 		if i+1 < len(marks) {
