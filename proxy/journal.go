@@ -77,10 +77,22 @@ type journal struct {
 	// they wait for the brackets of responses that have ended, never for a
 	// response still under way. Brackets are kept by value and readers
 	// wait on one channel that the next close closes, so that a bracket
-	// costs a request no allocation.
+	// costs a request no allocation. The brackets open are slots of a
+	// slice, a closed one's slot listed in free for the next, so that
+	// opening and closing one hashes nothing: there are about as many
+	// slots as requests were ever under way at once.
 	bracketSeq uint64
-	brackets   map[uint64]bracket
+	brackets   []bracketSlot
+	free       []int32       // the slots of brackets that are closed
+	open       int           // how many brackets are open
 	closed     chan struct{} // made by a waiting reader, closed by the next close
+}
+
+// bracketSlot is a slot of journal.brackets: bracket number n while open.
+type bracketSlot struct {
+	bracket
+	n    uint64
+	open bool
 }
 
 // A bracket spans the moment between a response's end reaching the client
@@ -96,9 +108,12 @@ type bracket struct {
 	behind func() bool
 }
 
-// bracketRef names an open bracket of a journal.
+// bracketRef names an open bracket of a journal: bracket number n, in
+// slot k of its brackets. Once the bracket is closed, the slot may hold a
+// later one, whose number differs.
 type bracketRef struct {
 	j *journal
+	k int32
 	n uint64
 }
 
@@ -107,22 +122,34 @@ type bracketRef struct {
 func (j *journal) begin(t *tape, ended bool) bracketRef {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.brackets == nil {
-		j.brackets = map[uint64]bracket{}
-	}
 	n := j.bracketSeq
 	j.bracketSeq++
-	j.brackets[n] = bracket{tape: t, ended: ended}
-	return bracketRef{j: j, n: n}
+	var k int32
+	if last := len(j.free) - 1; last >= 0 {
+		k, j.free = j.free[last], j.free[:last]
+	} else {
+		k = int32(len(j.brackets))
+		j.brackets = append(j.brackets, bracketSlot{})
+	}
+	j.brackets[k] = bracketSlot{bracket: bracket{tape: t, ended: ended}, n: n, open: true}
+	j.open++
+	return bracketRef{j: j, k: k, n: n}
+}
+
+// slot is bracket n's slot k while that bracket is open, else nil.
+func (j *journal) slot(k int32, n uint64) *bracketSlot {
+	if int(k) < len(j.brackets) && j.brackets[k].open && j.brackets[k].n == n {
+		return &j.brackets[k]
+	}
+	return nil
 }
 
 // end marks the bracket's response as delivered (or about to be) whole.
 func (b bracketRef) end() {
 	b.j.mu.Lock()
 	defer b.j.mu.Unlock()
-	if bk, ok := b.j.brackets[b.n]; ok {
-		bk.ended = true
-		b.j.brackets[b.n] = bk
+	if s := b.j.slot(b.k, b.n); s != nil {
+		s.ended = true
 	}
 }
 
@@ -130,9 +157,8 @@ func (b bracketRef) end() {
 func (b bracketRef) setBehind(behind func() bool) {
 	b.j.mu.Lock()
 	defer b.j.mu.Unlock()
-	if bk, ok := b.j.brackets[b.n]; ok {
-		bk.behind = behind
-		b.j.brackets[b.n] = bk
+	if s := b.j.slot(b.k, b.n); s != nil {
+		s.behind = behind
 	}
 }
 
@@ -141,12 +167,16 @@ func (b bracketRef) close() {
 	j := b.j
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.closeLocked(b.n)
+	j.closeLocked(b)
 }
 
-// closeLocked is bracket n's close with j.mu held.
-func (j *journal) closeLocked(n uint64) {
-	delete(j.brackets, n)
+// closeLocked is b's close with j.mu held; b is a bracket of j.
+func (j *journal) closeLocked(b bracketRef) {
+	if s := j.slot(b.k, b.n); s != nil {
+		*s = bracketSlot{} // lets go of its tape and behind
+		j.free = append(j.free, b.k)
+		j.open--
+	}
 	if j.closed != nil {
 		close(j.closed)
 		j.closed = nil
@@ -159,14 +189,14 @@ func (j *journal) closeLocked(n uint64) {
 // be written behind one, are not waited for.
 func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
 	type wait struct {
-		n      uint64
+		ref    bracketRef
 		behind func() bool
 	}
 	j.mu.Lock()
-	waits := make([]wait, 0, len(j.brackets))
-	for n, b := range j.brackets {
-		if b.ended && (want == nil || want(b.tape)) {
-			waits = append(waits, wait{n, b.behind})
+	waits := make([]wait, 0, j.open)
+	for k, s := range j.brackets {
+		if s.open && s.ended && (want == nil || want(s.tape)) {
+			waits = append(waits, wait{bracketRef{j: j, k: int32(k), n: s.n}, s.behind})
 		}
 	}
 	j.mu.Unlock()
@@ -174,18 +204,18 @@ func (j *journal) settle(ctx context.Context, want func(*tape) bool) error {
 		if w.behind != nil && w.behind() {
 			continue
 		}
-		if err := j.waitClosed(ctx, w.n); err != nil {
+		if err := j.waitClosed(ctx, w.ref); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// waitClosed waits until bracket n is closed, or ctx ends.
-func (j *journal) waitClosed(ctx context.Context, n uint64) error {
+// waitClosed waits until bracket b is closed, or ctx ends.
+func (j *journal) waitClosed(ctx context.Context, b bracketRef) error {
 	for {
 		j.mu.Lock()
-		if _, open := j.brackets[n]; !open {
+		if j.slot(b.k, b.n) == nil {
 			j.mu.Unlock()
 			return nil
 		}
@@ -312,7 +342,7 @@ func (j *journal) addClosing(e logged, b bracketRef) {
 	defer j.mu.Unlock()
 	j.addLocked(e)
 	if b.j == j {
-		j.closeLocked(b.n)
+		j.closeLocked(b)
 	}
 }
 

@@ -134,8 +134,38 @@ func TestJournalSettleWaitsForEndedBrackets(t *testing.T) {
 	}
 	under.close()
 	behind.close()
-	if len(j.brackets) != 0 {
-		t.Fatalf("%d brackets left open", len(j.brackets))
+	if j.open != 0 {
+		t.Fatalf("%d brackets left open", j.open)
+	}
+}
+
+// A closed bracket's slot serves the next, and a reference to the closed
+// one neither ends, nor closes, nor waits for the bracket in its slot now.
+func TestJournalBracketSlotsReused(t *testing.T) {
+	var j journal
+	old := j.begin(nil, false)
+	old.close()
+	now := j.begin(nil, false)
+	if now.k != old.k || now.n == old.n {
+		t.Fatalf("the second bracket is %+v after %+v: want the same slot, another number", now, old)
+	}
+	old.end()
+	old.close()
+	if j.open != 1 || j.brackets[now.k].ended {
+		t.Fatalf("a stale reference changed the open bracket: %d open, %+v", j.open, j.brackets[now.k])
+	}
+	if err := j.waitClosed(context.Background(), old); err != nil {
+		t.Fatalf("waiting for a closed bracket: %v", err)
+	}
+	now.end()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := j.settle(ctx, nil); err != context.DeadlineExceeded {
+		t.Fatalf("settle with the reused slot's bracket ended and open: %v", err)
+	}
+	j.addClosing(logged{}, now)
+	if err := j.settle(context.Background(), nil); err != nil || j.open != 0 || len(j.free) != 1 {
+		t.Fatalf("after addClosing: settle %v, %d open, %d free slots", err, j.open, len(j.free))
 	}
 }
 
@@ -277,5 +307,27 @@ func TestJournalRingGrowsByDoubling(t *testing.T) {
 	got, _ := j.snapshot()
 	if len(got) != 5000 || got[0].Status != 1 || got[4999].Status != 5000 {
 		t.Errorf("after 5 000 adds: %d entries, first %d, last %d", len(got), got[0].Status, got[len(got)-1].Status)
+	}
+}
+
+// BenchmarkJournalBrackets is what a served request costs the journal
+// with 64 requests under way: its bracket's begin and end, then its entry
+// added and the bracket closed.
+func BenchmarkJournalBrackets(b *testing.B) {
+	j := &journal{limit: 1000, maxBytes: 1 << 20}
+	tp := &tape{name: "t"}
+	e := logged{tape: tp, LogEntry: LogEntry{Method: "POST", Path: "/v1/chat/completions", Status: 200}}
+	var open [64]bracketRef
+	for i := range open {
+		open[i] = j.begin(tp, false)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := i % len(open)
+		j.addClosing(e, open[k])
+		open[k] = j.begin(tp, false)
+		open[k].end()
+		i++
 	}
 }
