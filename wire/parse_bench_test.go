@@ -1,6 +1,9 @@
 package wire_test
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/llmproxy/llmproxy/wire"
@@ -13,12 +16,33 @@ var weatherResult = []byte(`{"model":"gpt-4o-mini","stream":false,"messages":[{"
 	`{"role":"tool","tool_call_id":"call_paris","content":"{\"location\":\"Paris\",\"temperature\":21,\"unit\":\"celsius\",\"condition\":\"sunny\"}"}],` +
 	`"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object"}}}]}`)
 
-// BenchmarkParseRequest reads the weather round's second request.
+// longHistory is a chat request after 50 turns of 2 KB each: about 100 KB.
+func longHistory() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"model":"gpt-4o-mini","stream":false,"messages":[`)
+	text := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 45)
+	for i := range 50 {
+		fmt.Fprintf(&b, `{"role":%q,"content":%q},`, [2]string{"user", "assistant"}[i%2], text)
+	}
+	b.WriteString(`{"role":"user","content":"And now?"}]}`)
+	return b.Bytes()
+}
+
+// BenchmarkParseRequest reads the weather round's second request, and a
+// long conversation's.
 func BenchmarkParseRequest(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := wire.ParseRequest(wire.KindOpenAIChat, "/v1/chat/completions", weatherResult); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"weather-result", weatherResult}, {"long-history", longHistory()}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := wire.ParseRequest(wire.KindOpenAIChat, "/v1/chat/completions", c.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -133,6 +133,18 @@ type Request struct {
 // offset or JSON path at fault. A KindGeneric body is never an error (Model is
 // read if it is JSON); an unknown kind is ErrUnsupported.
 func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
+	if kind == KindOpenAIChat || kind == KindOllama && !isOllamaGenerate(path) {
+		if req, ok := readChat(kind, body); ok {
+			nameResults(&req)
+			return req, nil
+		}
+	}
+	return parseRequest(kind, path, body)
+}
+
+// parseRequest is ParseRequest's general path, which reads every kind and
+// says what is wrong with a body it refuses.
+func parseRequest(kind Kind, path string, body []byte) (Request, error) {
 	req := Request{Kind: kind}
 	switch kind {
 	case KindGeneric, KindMCP:
@@ -183,6 +195,16 @@ func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
 	if err != nil {
 		return req, fmt.Errorf("%s request: %w: %v", kind, ErrMalformed, err)
 	}
+	nameResults(&req)
+	return req, nil
+}
+
+// nameResults gives each tool result without a name that of the call its
+// CallID names in the same request, if any.
+func nameResults(req *Request) {
+	if len(req.ToolResults) == 0 {
+		return
+	}
 	names := make(map[string]string, len(req.ToolCalls))
 	for _, c := range req.ToolCalls {
 		if c.ID != "" {
@@ -194,7 +216,6 @@ func ParseRequest(kind Kind, path string, body []byte) (Request, error) {
 			req.ToolResults[i].Name = names[r.CallID]
 		}
 	}
-	return req, nil
 }
 
 // array returns doc's member key, checking that it is an array if present.
