@@ -11,7 +11,7 @@ import (
 )
 
 // readChat is ParseRequest for an OpenAI chat or Ollama chat body (kind
-// KindOpenAIChat or KindOllama) in the common case, in one walk of the valid document: it gives what
+// KindOpenAIChat or KindOllama) in the common case: it gives what
 // parseChatRequest gives, or reports false and leaves the body to it. It
 // declines what it does not read exactly as gjson does (a member name with
 // an escape, a member it reads given twice in one object, an array where
@@ -21,8 +21,8 @@ import (
 // gjson reads the conversation two or three times over (the walk of the
 // top-level object runs over the messages array to find its end, then the
 // walk of the array over each message, then the walk of each message over
-// its members); this walks each array and object it reads once, in place,
-// after the validity check.
+// its members); readChat walks each array and object it reads once, in
+// place, after the validity check.
 func readChat(kind Kind, body []byte) (Request, bool) {
 	if checkJSON(body) != nil {
 		return Request{}, false
