@@ -355,8 +355,7 @@ func (d *chatDoc) arguments(i int) []byte {
 		end := d.strEnd(i)
 		var ok bool
 		if b, ok = d.unquote(i, end); !ok {
-			s, _ := d.str(i)
-			b = []byte(s)
+			b = []byte(gjson.Parse(d.s[i:end]).Str) // as str's last resort, without finding the end again
 		}
 	case d.s[i] == '{' || d.s[i] == '[':
 		b = d.raw(i)
