@@ -22,6 +22,7 @@ import (
 	"github.com/llmproxy/llmproxy/cassette"
 	"github.com/llmproxy/llmproxy/faults"
 	"github.com/llmproxy/llmproxy/internal/batchlog"
+	"github.com/llmproxy/llmproxy/internal/heapfloor"
 	"github.com/llmproxy/llmproxy/proxy"
 )
 
@@ -176,6 +177,12 @@ func serveChild(o serveOptions) error {
 		}()
 	}
 	start := time.Now()
+	if llmproxyKind(o.kind) {
+		// As llmproxy's serving commands keep it (cmd/llmproxy).
+		if f := heapfloor.StartServing(); f != nil {
+			defer f.Stop()
+		}
+	}
 	// The children log as llmproxy's serving commands do, at info, in text,
 	// in batches (internal/batchlog), into the file the parent gives them.
 	lw := batchlog.New(os.Stderr, batchlog.Delay)
@@ -286,4 +293,13 @@ func serveChild(o serveOptions) error {
 		return err
 	}
 	return nil
+}
+
+// llmproxyKind reports whether a child of kind serves llmproxy's proxy.
+func llmproxyKind(kind string) bool {
+	switch kind {
+	case "replay", "record", "mock":
+		return true
+	}
+	return false
 }

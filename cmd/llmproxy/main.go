@@ -14,9 +14,15 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	"github.com/llmproxy/llmproxy/internal/heapfloor"
 )
 
 func main() {
+	// The collector's heap goal at least 16 MB above the live heap, unless
+	// the user set GOGC: a proxy's live heap is small and it allocates fast
+	// (internal/heapfloor).
+	heapfloor.StartServing()
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
