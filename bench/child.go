@@ -68,6 +68,9 @@ func startChild(dir string, o serveOptions) (*child, error) {
 	defer logf.Close()
 	c := &child{name: o.kind, cmd: exec.Command(exe, args...), logPath: logf.Name()}
 	c.cmd.Stderr = logf
+	if len(o.env) > 0 {
+		c.cmd.Env = append(os.Environ(), o.env...)
+	}
 	out, err := c.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -215,7 +215,8 @@ func converseScenario(p plan, dir string) ([]replayRow, error) {
 
 // faultsOffScenario replays the 2 KB JSON at 64 connections with no fault
 // configured, as built now and as built from beforeFaults, beside the bare
-// handler.
+// handler. The build of now runs with GOGC=100, as the one before does:
+// the heap floor llmproxy keeps since is not what faults cost.
 func faultsOffScenario(p plan, dir, root string) ([]replayRow, error) {
 	before, err := buildBeforeFaults(dir, root)
 	if err != nil {
@@ -227,8 +228,8 @@ func faultsOffScenario(p plan, dir, root string) ([]replayRow, error) {
 	}
 	servers, stop, err := startServers(p, dir, []namedChild{
 		{nameLimit, serveOptions{kind: "bare"}},
-		{nameReplay, serveOptions{kind: "replay", cassette: path}},
-		{nameBeforeFaults, serveOptions{kind: "replay", cassette: path, exe: before}},
+		{nameReplay, serveOptions{kind: "replay", cassette: path, env: []string{"GOGC=100"}}},
+		{nameBeforeFaults, serveOptions{kind: "replay", cassette: path, exe: before, env: []string{"GOGC=100"}}},
 	})
 	if err != nil {
 		return nil, err

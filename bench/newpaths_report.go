@@ -184,6 +184,8 @@ func (r *report) newPathsSection(w func(string, ...any)) {
 	w("- **Faults off** (issue 28): across processes, replay of the 2 KB JSON with no fault configured, as built now\n")
 	w("  and as built from %s (main just before faults on demand were merged, built by the bench from\n", beforeFaults[:7])
 	w("  `git archive`; the cassette format is the same), beside the bare handler, interleaved round by round.\n")
+	w("  Both run with `GOGC=100`: the build of now without the heap floor llmproxy keeps since (`internal/heapfloor`),\n")
+	w("  which is not part of what faults cost.\n")
 	w("  The target is on the server's CPU per request, the steadier measure of a cost on these shared cores\n")
 	w("  (throughput at 64 connections moves with the load generator's share of them): met when now ÷ before is at\n")
 	w("  most 1.05. The commit is fixed, so what changed in replay since (faster or slower) counts too. Faults on\n")

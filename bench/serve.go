@@ -157,6 +157,9 @@ type serveOptions struct {
 	path string
 	// exe is the binary the parent starts the child from; "" for this one.
 	exe string
+	// env is added to the child's environment (GOGC=100 keeps llmproxy's
+	// heap floor off; see heapfloor.StartServing).
+	env []string
 }
 
 // serveChild runs one server under test until its standard input closes.
