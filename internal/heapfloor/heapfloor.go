@@ -26,8 +26,8 @@ import (
 const liveMetric = "/gc/heap/live:bytes"
 
 // Serving is the floor llmproxy keeps: a live heap of a few megabytes
-// then grows by about 16 MB between cycles, where Go's default lets it grow
-// by 4 (bench/findings.md: a 32 MB floor gained no more).
+// then grows by about 16 MB between cycles, where Go's default collects a
+// 2 MB one at 4 MB (bench/findings.md: a 32 MB floor gained no more).
 const Serving = 16 << 20
 
 // StartServing starts a Floor of Serving bytes, unless the environment
