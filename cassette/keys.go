@@ -147,9 +147,14 @@ type keySpan struct{ start, end int }
 // findKeys returns the spans of the key-shaped strings in b, unordered and
 // not overlapping within one shape.
 func findKeys(b []byte) []keySpan {
-	if len(b) < minKeyLen {
+	if len(b) < minKeyLen || !hasAnchorStart(b) {
 		return nil
 	}
+	return scanKeys(b)
+}
+
+// scanKeys is findKeys without its checks of length and anchor bytes.
+func scanKeys(b []byte) []keySpan {
 	var spans []keySpan
 	for _, kp := range keyPrefixes {
 		prefix, anchor := kp.prefix, []byte(kp.anchor)
@@ -171,6 +176,31 @@ func findKeys(b []byte) []keySpan {
 		}
 	}
 	return append(spans, findNamedSecrets(b)...)
+}
+
+// anchorStarts marks the first bytes of the anchors findKeys and
+// findNamedSecrets look for: every key they find has one of its anchors in
+// the input, so an input with none of these bytes holds no key.
+var anchorStarts = func() (t [256]bool) {
+	for _, kp := range keyPrefixes {
+		t[kp.anchor[0]] = true
+	}
+	for _, name := range secretNames {
+		t[name[secretNameSkip]] = true
+	}
+	return t
+}()
+
+// hasAnchorStart reports whether b holds a byte that starts an anchor. Most
+// paths and short header values hold none ("/v1/chat/completions"), and
+// are spared a search for each anchor; in prose one comes early.
+func hasAnchorStart(b []byte) bool {
+	for _, c := range b {
+		if anchorStarts[c] {
+			return true
+		}
+	}
+	return false
 }
 
 // findNamedSecrets returns the spans of AWS secret access keys written

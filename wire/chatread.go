@@ -33,14 +33,14 @@ func readChat(kind Kind, body []byte) (Request, bool) {
 	if i == len(d.s) || d.s[i] != '{' {
 		return Request{}, false
 	}
-	var top [4]int // where chatMembers' values start, -1 for absent
+	var top [5]int // where chatMembers' values start, -1 for absent
 	_, ok := d.members(i, chatMembers, top[:], func(k, v int) (int, bool) {
 		switch {
 		case k == 2 && d.s[v] == '[':
 			return d.messages(v)
 		case k == 3 && d.s[v] == '[':
 			return d.tools(v)
-		case k >= 2 && !d.array(v):
+		case (k == 2 || k == 3) && !d.array(v):
 			return 0, false // not an array: the general path says so
 		}
 		return -1, true
@@ -50,6 +50,9 @@ func readChat(kind Kind, body []byte) (Request, bool) {
 	}
 	if top[0] >= 0 {
 		d.req.Model, _ = d.str(top[0])
+	}
+	if v := top[4]; v >= 0 {
+		d.req.streamOptions = streamOptionsOf(gjson.Parse(d.s[v:d.end(v)]))
 	}
 	switch {
 	case d.ollama:

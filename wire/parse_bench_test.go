@@ -46,3 +46,22 @@ func BenchmarkParseRequest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOptionsFor reads the same requests and the options to answer
+// them with, as mock does for every request.
+func BenchmarkOptionsFor(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"weather-result", weatherResult}, {"long-history", longHistory()}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := wire.OptionsFor(wire.KindOpenAIChat, "/v1/chat/completions", c.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -122,6 +122,25 @@ type Request struct {
 	// (Responses previous_response_id); "" when it names none or the wire
 	// has no such field.
 	Previous string
+	// streamOptions is what an OpenAI chat or Responses body's
+	// stream_options asks, read here so that OptionsOf need not search the
+	// body for it.
+	streamOptions streamOptions
+}
+
+// streamOptions is what OpenAI's stream_options asks of a stream; the zero
+// value is what a body without it gets.
+type streamOptions struct {
+	includeUsage  bool // "include_usage": true
+	noObfuscation bool // "include_obfuscation": false
+}
+
+// streamOptionsOf reads the stream_options value so (of any JSON type).
+func streamOptionsOf(so gjson.Result) streamOptions {
+	return streamOptions{
+		includeUsage:  so.Get("include_usage").Type == gjson.True,
+		noObfuscation: so.Get("include_obfuscation").Type == gjson.False,
+	}
 }
 
 // ParseRequest reads a request body of the given kind; path is the
@@ -310,14 +329,15 @@ func toolNamesIn(req *Request, v gjson.Result) error {
 // The members a chat request and its messages are read by, in the order
 // of the values firstMembers gives.
 var (
-	chatMembers    = []string{"model", "stream", "messages", "tools"}
+	chatMembers    = []string{"model", "stream", "messages", "tools", "stream_options"}
 	messageMembers = []string{"role", "content", "tool_calls", "name", "tool_name", "tool_call_id"}
 )
 
 func parseChatRequest(req *Request, doc gjson.Result, ollama bool) error {
-	var top [4]gjson.Result
+	var top [5]gjson.Result
 	firstMembers(doc, chatMembers, top[:])
 	req.Model = strOf(top[0])
+	req.streamOptions = streamOptionsOf(top[4])
 	req.Stream = top[1].Type == gjson.True
 	if ollama {
 		req.Stream = top[1].Type != gjson.False
@@ -372,6 +392,7 @@ func parseGenerateRequest(req *Request, doc gjson.Result) error {
 func parseResponsesRequest(req *Request, doc gjson.Result) error {
 	req.Model = strOf(doc.Get("model"))
 	req.Stream = doc.Get("stream").Type == gjson.True
+	req.streamOptions = streamOptionsOf(doc.Get("stream_options"))
 	req.System = strOf(doc.Get("instructions"))
 	req.Previous = strOf(doc.Get("previous_response_id"))
 	if in := doc.Get("input"); in.Type == gjson.String {

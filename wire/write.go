@@ -89,9 +89,7 @@ func OptionsOf(kind Kind, path string, req Request, body []byte) WriteOptions {
 	o := WriteOptions{Stream: req.Stream, Request: body, Obfuscation: true}
 	switch kind {
 	case KindOpenAIChat, KindOpenAIResponses:
-		so := gjson.GetBytes(body, "stream_options")
-		o.IncludeUsage = so.Get("include_usage").Type == gjson.True
-		o.Obfuscation = so.Get("include_obfuscation").Type != gjson.False
+		o.IncludeUsage, o.Obfuscation = req.streamOptions.includeUsage, !req.streamOptions.noObfuscation
 	case KindGemini:
 		o.JSONArray = o.Stream && queryValue(path, "alt") != "sse"
 	case KindOllama:
