@@ -31,25 +31,24 @@ func longHistory() []byte {
 // BenchmarkParseRequest reads the weather round's second request, and a
 // long conversation's.
 func BenchmarkParseRequest(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		body []byte
-	}{{"weather-result", weatherResult}, {"long-history", longHistory()}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(int64(len(c.body)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := wire.ParseRequest(wire.KindOpenAIChat, "/v1/chat/completions", c.body); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchBodies(b, func(body []byte) error {
+		_, err := wire.ParseRequest(wire.KindOpenAIChat, "/v1/chat/completions", body)
+		return err
+	})
 }
 
 // BenchmarkOptionsFor reads the same requests and the options to answer
 // them with, as mock does for every request.
 func BenchmarkOptionsFor(b *testing.B) {
+	benchBodies(b, func(body []byte) error {
+		_, err := wire.OptionsFor(wire.KindOpenAIChat, "/v1/chat/completions", body)
+		return err
+	})
+}
+
+// benchBodies times read on the weather round's second request and on a
+// long conversation's.
+func benchBodies(b *testing.B, read func(body []byte) error) {
 	for _, c := range []struct {
 		name string
 		body []byte
@@ -58,7 +57,7 @@ func BenchmarkOptionsFor(b *testing.B) {
 			b.SetBytes(int64(len(c.body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := wire.OptionsFor(wire.KindOpenAIChat, "/v1/chat/completions", c.body); err != nil {
+				if err := read(c.body); err != nil {
 					b.Fatal(err)
 				}
 			}
