@@ -40,8 +40,8 @@ func TestStreamOptionsAsTheBodySays(t *testing.T) {
 			}
 		}
 	}
-	if checked < len(bodies) {
-		t.Errorf("only %d of %d bodies were read on both wires", checked, 2*len(bodies))
+	if pairs := 2 * len(bodies); checked*4 < pairs*3 { // a few seeds are bodies ParseRequest refuses
+		t.Errorf("ParseRequest read %d of the %d bodies on the two wires, want at least three quarters", checked, pairs)
 	}
 	body := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
 	req, ok := readChat(KindOpenAIChat, []byte(body))
