@@ -284,7 +284,7 @@ func serveChild(o serveOptions) error {
 	}
 	open := time.Since(start)
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
-	if o.kind == "replay" || o.kind == "record" || o.kind == "mock" {
+	if llmproxyKind(o.kind) {
 		// llmproxy's children run behind the server its commands use, with
 		// the default --idle-timeout.
 		srv = proxy.HTTPServer(h, 2*time.Minute, log.New(io.Discard, "", 0))

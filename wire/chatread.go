@@ -40,6 +40,10 @@ func readChat(kind Kind, body []byte) (Request, bool) {
 			return d.messages(v)
 		case k == 3 && d.s[v] == '[':
 			return d.tools(v)
+		case k == 4:
+			end := d.end(v)
+			d.req.streamOptions = streamOptionsOf(gjson.Parse(d.s[v:end]))
+			return end, true
 		case (k == 2 || k == 3) && !d.array(v):
 			return 0, false // not an array: the general path says so
 		}
@@ -50,9 +54,6 @@ func readChat(kind Kind, body []byte) (Request, bool) {
 	}
 	if top[0] >= 0 {
 		d.req.Model, _ = d.str(top[0])
-	}
-	if v := top[4]; v >= 0 {
-		d.req.streamOptions = streamOptionsOf(gjson.Parse(d.s[v:d.end(v)]))
 	}
 	switch {
 	case d.ollama:

@@ -84,7 +84,8 @@ func OptionsFor(kind Kind, path string, body []byte) (WriteOptions, error) {
 }
 
 // OptionsOf is OptionsFor of a request already read: req is what
-// ParseRequest returned for kind, path and body.
+// ParseRequest returned for kind, path and body (the stream options are
+// taken from req, which read them, not from body).
 func OptionsOf(kind Kind, path string, req Request, body []byte) WriteOptions {
 	o := WriteOptions{Stream: req.Stream, Request: body, Obfuscation: true}
 	switch kind {
